@@ -1,0 +1,479 @@
+"""Load and validate the catalog (`catalog.yaml`).
+
+Every problem names `file:line` and the rule it breaks; all problems of one file are reported
+together. Validation has two stages: the shape of each table, then the rules that relate
+tables (an SM inside its branch's CUDA range, ISA restrictions, a dependent package's
+sibling, duplicate names), which `variants.expand` checks while building the variants.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from ci_tools.model import Branch, Catalog, Gpu, Isa, Package, Platform, VariantSet
+from ci_tools.yamlsrc import (
+    Node,
+    Problems,
+    check_keys,
+    did_you_mean,
+    kind_of,
+    load_yaml,
+    scalar_str,
+    string_list,
+    version_str,
+)
+
+CATALOG_FILE = "catalog.yaml"
+
+T = TypeVar("T")
+
+_IDENT = re.compile(r"[a-z][a-z0-9_]*")
+_PACKAGE_NAME = re.compile(r"[a-z][a-z0-9]*")
+_SM = re.compile(r"sm\d+")
+_CAPABILITY = re.compile(r"\d+\.\d")
+_REV = re.compile(r"[0-9a-f]{40}")
+_SHA256 = re.compile(r"(sha256-[A-Za-z0-9+/]{43}=|[0-9a-df-np-sv-z]{52}|[0-9a-f]{64})")
+_CUDA_PACKAGES = re.compile(r"cudaPackages(_\d+_\d+)?")
+_PYTHON = re.compile(r"3\.\d{1,2}")
+_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+_NIX_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*")
+
+
+def find_catalog(root: Path) -> Path | None:
+    path = root / CATALOG_FILE
+    return path if path.is_file() else None
+
+
+def load_catalog(path: Path, display_name: str | None = None) -> Catalog:
+    """Read, validate and return the catalog; raise SourceError listing every problem."""
+    from ci_tools.variants import check_variants
+
+    root = load_yaml(path, display_name)
+    problems = Problems()
+    catalog = _build(root, path, problems)
+    problems.raise_if_any()
+    assert catalog is not None
+    check_variants(catalog, problems)
+    problems.raise_if_any()
+    return catalog
+
+
+def parse_catalog_text(text: str, name: str, path: Path | None = None) -> Catalog:
+    """Validate catalog text that is not a file on disk (e.g. `git show REF:catalog.yaml`)."""
+    from ci_tools.variants import check_variants
+    from ci_tools.yamlsrc import parse_yaml
+
+    root = parse_yaml(text, name)
+    problems = Problems()
+    catalog = _build(root, path or Path(name), problems)
+    problems.raise_if_any()
+    assert catalog is not None
+    check_variants(catalog, problems)
+    problems.raise_if_any()
+    return catalog
+
+
+def _build(root: Node, path: Path, problems: Problems) -> Catalog | None:
+    if root.value is None:
+        problems.add(root.file, 1, "the catalog is empty; it needs packages, isas, gpus, branches")
+        return None
+    if not check_keys(
+        root, problems, what="the catalog", required=("packages", "isas", "gpus", "branches")
+    ):
+        return None
+    packages = _mapping_of(root, "packages", problems, _package)
+    isas = _mapping_of(root, "isas", problems, _isa)
+    gpus = _mapping_of(root, "gpus", problems, _gpu)
+    for gpu in gpus.values():
+        for isa in gpu.isas or ():
+            if isa not in isas:
+                problems.add(
+                    root.file,
+                    gpu.line,
+                    f'{gpu.name}: unknown ISA "{isa}" in its isas{did_you_mean(isa, set(isas))}',
+                )
+    for package in packages.values():
+        if package.requires is not None and package.requires not in packages:
+            problems.add(
+                root.file,
+                package.line,
+                f'package {package.name} requires "{package.requires}", which is no package'
+                f"{did_you_mean(package.requires, set(packages))}",
+            )
+    branches = _mapping_of(root, "branches", problems, _branch, name_rule=_BRANCH)
+    return Catalog(
+        path=path,
+        display_name=root.file,
+        packages=packages,
+        isas=isas,
+        gpus=gpus,
+        branches=branches,
+    )
+
+
+def _mapping_of(
+    root: Node,
+    key: str,
+    problems: Problems,
+    build: Callable[[str, Node, Problems], T | None],
+    name_rule: re.Pattern[str] = _IDENT,
+) -> dict[str, T]:
+    if key not in root.value:
+        return {}
+    table = root.child(key)
+    if not table.is_mapping() or not table.value:
+        problems.add(
+            table.file, table.line, f"{key} must be a non-empty mapping, got {kind_of(table.value)}"
+        )
+        return {}
+    out: dict[str, T] = {}
+    for name, node in table.items():
+        rule = _SM if key == "gpus" else (_PACKAGE_NAME if key == "packages" else name_rule)
+        if not rule.fullmatch(name):
+            problems.add(
+                node.file,
+                node.line,
+                f'{key}: "{name}" is not a valid name (expected {rule.pattern})',
+            )
+            continue
+        value_node = Node(node.value, node.file, node.line)
+        item = build(name, value_node, problems)
+        if item is not None:
+            out[name] = item
+    return out
+
+
+def _optional_str(node: Node, key: str, problems: Problems, what: str) -> str | None:
+    if key not in node.value:
+        return None
+    return scalar_str(node.child(key), problems, what)
+
+
+def _package(name: str, node: Node, problems: Problems) -> Package | None:
+    if not check_keys(
+        node,
+        problems,
+        what=f"package {name}",
+        required=("attribute",),
+        optional=("import_name", "requires"),
+    ):
+        return None
+    attribute = (
+        scalar_str(node.child("attribute"), problems, f"{name}.attribute")
+        if "attribute" in node.value
+        else None
+    )
+    if attribute is not None and not _NIX_IDENT.fullmatch(attribute):
+        problems.add(
+            node.file,
+            node.value_line("attribute"),
+            f'{name}.attribute "{attribute}" is not a Nix attribute name',
+        )
+        attribute = None
+    if attribute is None:
+        return None
+    import_name = _optional_str(node, "import_name", problems, f"{name}.import_name") or attribute
+    requires = _optional_str(node, "requires", problems, f"{name}.requires")
+    return Package(
+        name=name, attribute=attribute, import_name=import_name, requires=requires, line=node.line
+    )
+
+
+def _isa(name: str, node: Node, problems: Problems) -> Isa | None:
+    ok = check_keys(
+        node,
+        problems,
+        what=f"ISA {name}",
+        required=(
+            "platform",
+            "description",
+            "level",
+            "compiler_flags",
+            "cpuinfo",
+            "torch_capability",
+        ),
+        optional=("disables", "workload", "hardware"),
+    )
+    if not ok or any(
+        k not in node.value for k in ("platform", "level", "compiler_flags", "cpuinfo")
+    ):
+        return None
+    platform_text = scalar_str(node.child("platform"), problems, f"{name}.platform")
+    linux = (Platform.X86_64_LINUX.value, Platform.AARCH64_LINUX.value)
+    if platform_text not in linux:
+        problems.add(
+            node.file,
+            node.value_line("platform"),
+            f'{name}.platform must be one of {", ".join(linux)}, got "{platform_text}"',
+        )
+        return None
+    level = node.value["level"]
+    if not isinstance(level, int) or isinstance(level, bool) or level < 0:
+        problems.add(
+            node.file, node.value_line("level"), f"{name}.level must be a whole number >= 0"
+        )
+        return None
+    flags = string_list(node.child("compiler_flags"), problems, f"{name}.compiler_flags")
+    for flag, line in flags:
+        if not flag.startswith("-m") or any(c.isspace() or c in "\"'$`\\" for c in flag):
+            problems.add(
+                node.file,
+                line,
+                f'{name}: compiler flag "{flag}" must be one -m... flag without quotes or spaces',
+            )
+    cpuinfo = string_list(node.child("cpuinfo"), problems, f"{name}.cpuinfo")
+    disables = (
+        string_list(node.child("disables"), problems, f"{name}.disables")
+        if "disables" in node.value
+        else []
+    )
+    return Isa(
+        name=name,
+        platform=Platform(platform_text),
+        description=_optional_str(node, "description", problems, f"{name}.description") or name,
+        level=level,
+        compiler_flags=tuple(f for f, _ in flags),
+        cpuinfo=tuple(f for f, _ in cpuinfo),
+        torch_capability=_optional_str(
+            node, "torch_capability", problems, f"{name}.torch_capability"
+        )
+        or "DEFAULT",
+        disables=tuple(d for d, _ in disables),
+        workload=_optional_str(node, "workload", problems, f"{name}.workload"),
+        hardware=_optional_str(node, "hardware", problems, f"{name}.hardware") or "",
+        line=node.line,
+    )
+
+
+def _gpu(name: str, node: Node, problems: Problems) -> Gpu | None:
+    if not check_keys(
+        node,
+        problems,
+        what=f"GPU {name}",
+        required=("capability", "family", "hardware"),
+        optional=("min_cuda", "max_cuda", "isas", "cudnn"),
+    ):
+        return None
+    if "capability" not in node.value:
+        return None
+    capability = version_str(node.child("capability"), problems, f"{name}.capability")
+    if capability is not None and not _CAPABILITY.fullmatch(capability):
+        problems.add(
+            node.file,
+            node.value_line("capability"),
+            f'{name}.capability "{capability}" must look like "9.0"',
+        )
+        capability = None
+    if capability is not None and capability.replace(".", "") != name.removeprefix("sm"):
+        problems.add(
+            node.file,
+            node.value_line("capability"),
+            f'{name}.capability "{capability}" does not match its name (sm{capability.replace(".", "")})',
+        )
+    hardware = (
+        string_list(node.child("hardware"), problems, f"{name}.hardware")
+        if "hardware" in node.value
+        else []
+    )
+    min_cuda = (
+        version_str(node.child("min_cuda"), problems, f"{name}.min_cuda")
+        if "min_cuda" in node.value
+        else None
+    )
+    max_cuda = (
+        version_str(node.child("max_cuda"), problems, f"{name}.max_cuda")
+        if "max_cuda" in node.value
+        else None
+    )
+    isas = None
+    if "isas" in node.value:
+        isas = tuple(i for i, _ in string_list(node.child("isas"), problems, f"{name}.isas"))
+    cudnn = node.value.get("cudnn", True)
+    if not isinstance(cudnn, bool):
+        problems.add(node.file, node.value_line("cudnn"), f"{name}.cudnn must be true or false")
+        cudnn = True
+    if capability is None:
+        return None
+    return Gpu(
+        name=name,
+        capability=capability,
+        family=_optional_str(node, "family", problems, f"{name}.family") or "",
+        hardware=tuple(h for h, _ in hardware),
+        min_cuda=min_cuda,
+        max_cuda=max_cuda,
+        isas=isas,
+        cudnn=cudnn,
+        line=node.line,
+    )
+
+
+def _branch(name: str, node: Node, problems: Problems) -> Branch | None:
+    if not check_keys(
+        node,
+        problems,
+        what=f"branch {name}",
+        required=(
+            "versions",
+            "cuda",
+            "python",
+            "min_driver",
+            "nixpkgs",
+            "cuda_packages",
+            "variants",
+        ),
+        optional=("overlays",),
+    ):
+        return None
+    if any(
+        k not in node.value
+        for k in ("versions", "cuda", "python", "nixpkgs", "cuda_packages", "variants")
+    ):
+        return None
+    versions: dict[str, str] = {}
+    vnode = node.child("versions")
+    if vnode.is_mapping():
+        for pkg, child in vnode.items():
+            text = version_str(
+                Node(child.value, child.file, vnode.value_line(pkg)),
+                problems,
+                f"{name}.versions.{pkg}",
+            )
+            if text is not None:
+                versions[pkg] = text
+    else:
+        problems.add(vnode.file, vnode.line, f"{name}.versions must map package names to versions")
+    cuda = version_str(node.child("cuda"), problems, f"{name}.cuda")
+    pythons = []
+    for text, line in string_list(node.child("python"), problems, f"{name}.python"):
+        if not _PYTHON.fullmatch(text):
+            problems.add(
+                node.file, line, f'{name}.python: "{text}" is not a Python version like "3.13"'
+            )
+        elif text in pythons:
+            problems.add(node.file, line, f'{name}.python lists "{text}" twice')
+        else:
+            pythons.append(text)
+    min_driver = node.value.get("min_driver", 0)
+    if not isinstance(min_driver, int) or isinstance(min_driver, bool):
+        problems.add(
+            node.file,
+            node.value_line("min_driver"),
+            f"{name}.min_driver must be a whole number like 550",
+        )
+        min_driver = 0
+    rev, sha256 = _nixpkgs(name, node.child("nixpkgs"), problems)
+    cuda_packages = scalar_str(node.child("cuda_packages"), problems, f"{name}.cuda_packages")
+    if cuda_packages is not None and not _CUDA_PACKAGES.fullmatch(cuda_packages):
+        problems.add(
+            node.file,
+            node.value_line("cuda_packages"),
+            f'{name}.cuda_packages "{cuda_packages}" must be a nixpkgs attribute like cudaPackages_12_9',
+        )
+    if cuda is not None and cuda_packages and cuda_packages != "cudaPackages":
+        wanted = "cudaPackages_" + "_".join(cuda.split(".")[:2])
+        if cuda_packages != wanted:
+            problems.add(
+                node.file,
+                node.value_line("cuda_packages"),
+                f"{name}.cuda_packages is {cuda_packages} but the branch's CUDA {cuda} is {wanted}",
+            )
+    overlays: tuple[str, ...] = ()
+    if "overlays" in node.value:
+        overlays = tuple(
+            o for o, _ in string_list(node.child("overlays"), problems, f"{name}.overlays")
+        )
+    variants = _variant_sets(name, node.child("variants"), problems)
+    if cuda is None or rev is None or cuda_packages is None:
+        return None
+    return Branch(
+        name=name,
+        versions=versions,
+        cuda=cuda,
+        python=tuple(pythons),
+        min_driver=min_driver,
+        nixpkgs_rev=rev,
+        nixpkgs_sha256=sha256,
+        cuda_packages=cuda_packages,
+        overlays=overlays,
+        variants=variants,
+        line=node.line,
+    )
+
+
+def _nixpkgs(branch: str, node: Node, problems: Problems) -> tuple[str | None, str | None]:
+    if not check_keys(
+        node, problems, what=f"{branch}.nixpkgs", required=("rev",), optional=("sha256",)
+    ):
+        return None, None
+    rev = (
+        scalar_str(node.child("rev"), problems, f"{branch}.nixpkgs.rev")
+        if "rev" in node.value
+        else None
+    )
+    if rev is not None and not _REV.fullmatch(rev):
+        problems.add(
+            node.file,
+            node.value_line("rev"),
+            f'{branch}.nixpkgs.rev "{rev}" must be a full 40-hex-digit commit',
+        )
+        rev = None
+    sha256 = None
+    if "sha256" in node.value:
+        sha256 = scalar_str(node.child("sha256"), problems, f"{branch}.nixpkgs.sha256")
+        if sha256 is not None and not _SHA256.fullmatch(sha256):
+            problems.add(
+                node.file,
+                node.value_line("sha256"),
+                f"{branch}.nixpkgs.sha256 must be a Nix hash (sha256-...= SRI, 52 base32 or 64 hex digits)",
+            )
+    return rev, sha256
+
+
+def _variant_sets(branch: str, node: Node, problems: Problems) -> dict[str, VariantSet]:
+    if not node.is_mapping() or not node.value:
+        problems.add(
+            node.file, node.line, f"{branch}.variants must map package names to variant sets"
+        )
+        return {}
+    out: dict[str, VariantSet] = {}
+    for package, set_node in node.items():
+        set_node = Node(set_node.value, set_node.file, set_node.line)
+        what = f"{branch}.variants.{package}"
+        if not check_keys(set_node, problems, what=what, optional=("cpu", "gpu", "darwin_mps")):
+            continue
+        cpu: tuple[tuple[str, int], ...] = ()
+        if "cpu" in set_node.value:
+            cpu = tuple(string_list(set_node.child("cpu"), problems, f"{what}.cpu"))
+        gpu: list[tuple[str, str, int]] = []
+        if "gpu" in set_node.value:
+            gnode = set_node.child("gpu")
+            if gnode.is_mapping():
+                for sm, isas_node in gnode.items():
+                    listed = Node(isas_node.value, isas_node.file, gnode.value_line(sm))
+                    entries = string_list(listed, problems, f"{what}.gpu.{sm}")
+                    # An aliased list (*six_isas) keeps its anchor's lines: point at the SM instead.
+                    gpu.extend(
+                        (sm, isa, line if line >= isas_node.line else isas_node.line)
+                        for isa, line in entries
+                    )
+            else:
+                problems.add(gnode.file, gnode.line, f"{what}.gpu must map SMs to lists of ISAs")
+        darwin = set_node.value.get("darwin_mps", False)
+        if not isinstance(darwin, bool):
+            problems.add(
+                set_node.file,
+                set_node.value_line("darwin_mps"),
+                f"{what}.darwin_mps must be true or false",
+            )
+            darwin = False
+        out[package] = VariantSet(
+            cpu=cpu,
+            gpu=tuple(gpu),
+            darwin_mps=darwin,
+            darwin_line=set_node.key_line("darwin_mps") if darwin else 0,
+            line=set_node.line,
+        )
+    return out

@@ -1,0 +1,95 @@
+"""Argument parsing and exit codes only. Each command lives in `ci_tools.commands.<name>`.
+
+Only the module of the command being run is imported, so `ci-tools matrix` never pays for
+jinja2 or PyGithub. `main()` is the only place that turns errors into exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from ci_tools import __version__
+from ci_tools.errors import EXIT_BAD_INPUT, CiToolsError, SourceError
+
+# command -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "generate": ("ci_tools.commands.generate", "render the recipes of a branch from the catalog"),
+    "matrix": ("ci_tools.commands.matrix", "print the GitHub Actions build matrix as JSON"),
+    "sync-workflows": (
+        "ci_tools.commands.sync_workflows",
+        "keep the workflows' branch lists equal to the catalog's",
+    ),
+    "build": ("ci_tools.commands.build", "run `flox build` for variants and record the result"),
+    "test": ("ci_tools.commands.test", "prove a built variant is what it claims to be"),
+    "report": ("ci_tools.commands.report", "merge result records into one table and summary"),
+    "publish": ("ci_tools.commands.publish", "publish variants that passed to a Flox organisation"),
+    "release": ("ci_tools.commands.release", "create or update the GitHub release of a branch"),
+    "detect": ("ci_tools.commands.detect", "recommend the variant that fits this machine"),
+}
+
+
+def _load(command: str) -> ModuleType:
+    return importlib.import_module(COMMANDS[command][0])
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on bad arguments already; this keeps its message to one clear line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ci-tools",
+        description="CI and release tooling for hardware-specific PyTorch/TorchVision builds.",
+    )
+    parser.add_argument("--version", action="version", version=f"ci-tools {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, (_, help_text) in COMMANDS.items():
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if only is None or name == only:
+            _load(name).configure(command_parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    chosen = next((a for a in args_list if not a.startswith("-")), None)
+    parser = build_parser(chosen if chosen in COMMANDS else None)
+    args = parser.parse_args(args_list)
+    try:
+        result: int = _load(args.command).run(args)
+        return result
+    except CiToolsError as exc:
+        _report(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ci-tools: interrupted", file=sys.stderr)
+        return 130
+
+
+def _report(exc: CiToolsError) -> None:
+    print(f"ci-tools: error: {exc}", file=sys.stderr)
+    if isinstance(exc, SourceError) and os.environ.get("GITHUB_ACTIONS") == "true":
+        for problem in exc.problems:
+            print(
+                f"::error file={_escape_property(problem.file)},line={problem.line}::"
+                f"{_escape_data(problem.message)}"
+            )
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")

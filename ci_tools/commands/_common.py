@@ -1,0 +1,61 @@
+"""Options and loading shared by several commands."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ci_tools import layout, proc
+from ci_tools.catalog import load_catalog
+from ci_tools.errors import InputError
+from ci_tools.model import Catalog
+
+
+def add_catalog_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--catalog",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help=f"the catalog file (default: {layout.CATALOG} in the current directory)",
+    )
+
+
+def catalog_path(args: argparse.Namespace) -> Path:
+    path: Path | None = getattr(args, "catalog", None)
+    return path if path is not None else Path.cwd() / layout.CATALOG
+
+
+def load(args: argparse.Namespace) -> Catalog:
+    path = catalog_path(args)
+    if not path.is_file():
+        raise InputError(
+            f"{path}: no catalog here; run ci-tools in the build repository's root "
+            "or pass --catalog PATH"
+        )
+    return load_catalog(path, display_name=_display(path))
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def current_git_branch(cwd: Path) -> str | None:
+    if proc.which("git") is None:
+        return None
+    result = proc.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, timeout=30)
+    if not result.ok:
+        return None
+    name = result.stdout.strip()
+    return None if name in ("", "HEAD") else name
+
+
+def default_branch(catalog: Catalog, cwd: Path) -> str:
+    """The current git branch if the catalog has it, else `main`."""
+    current = current_git_branch(cwd)
+    if current is not None and current in catalog.branches:
+        return current
+    return "main"

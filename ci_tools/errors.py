@@ -1,0 +1,52 @@
+"""The fatal errors of ci-tools, each with its exit code.
+
+`cli.main()` is the only place that turns these into an exit status; modules raise them.
+Exit 2: bad input (a person can fix the catalog, an argument, the environment).
+Exit 1: the work itself failed (a build, a check, a publish).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+class CiToolsError(Exception):
+    """Base of every error ci-tools reports to a person without a traceback."""
+
+    exit_code = EXIT_FAILED
+
+
+class InputError(CiToolsError):
+    """Bad input: an argument, a file, the environment. Exit 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class FailedError(CiToolsError):
+    """The work failed (a build, a check, a publish). Exit 1."""
+
+    exit_code = EXIT_FAILED
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong in an input file, located by file and 1-based line."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+class SourceError(InputError):
+    """One or more problems in input files (catalog, runner inventory, workflows)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(set(problems))
+        super().__init__("\n".join(str(p) for p in self.problems))

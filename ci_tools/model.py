@@ -1,0 +1,141 @@
+"""The catalog's records: frozen, typed, free of I/O.
+
+`catalog.load_catalog` builds them from YAML; everything else reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def major_minor(version: str) -> str:
+    """'12.9.1' -> '12.9'."""
+    return ".".join(version.split(".")[:2])
+
+
+class Kind(StrEnum):
+    GPU = "gpu"
+    CPU = "cpu"
+    DARWIN = "darwin"
+
+
+class Platform(StrEnum):
+    X86_64_LINUX = "x86_64-linux"
+    AARCH64_LINUX = "aarch64-linux"
+    AARCH64_DARWIN = "aarch64-darwin"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Package:
+    name: str
+    attribute: str
+    import_name: str
+    requires: str | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Isa:
+    name: str
+    platform: Platform
+    description: str
+    level: int
+    compiler_flags: tuple[str, ...]
+    cpuinfo: tuple[str, ...]
+    torch_capability: str
+    disables: tuple[str, ...] = ()
+    workload: str | None = None
+    hardware: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gpu:
+    name: str  # "sm90"
+    capability: str  # "9.0"
+    family: str
+    hardware: tuple[str, ...]
+    min_cuda: str | None = None
+    max_cuda: str | None = None
+    isas: tuple[str, ...] | None = None
+    cudnn: bool = True
+    line: int = 0
+
+    @property
+    def number(self) -> str:
+        """'sm90' -> '90'."""
+        return self.name.removeprefix("sm")
+
+    def supports_cuda(self, cuda: str) -> bool:
+        have = version_key(major_minor(cuda))
+        if self.min_cuda is not None and have < version_key(self.min_cuda):
+            return False
+        return not (self.max_cuda is not None and have > version_key(self.max_cuda))
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantSet:
+    """What one package builds on one branch; every entry keeps its catalog line."""
+
+    cpu: tuple[tuple[str, int], ...] = ()
+    gpu: tuple[tuple[str, str, int], ...] = ()  # (sm, isa, line)
+    darwin_mps: bool = False
+    darwin_line: int = 0
+    line: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Branch:
+    name: str
+    versions: Mapping[str, str]  # package name -> upstream version
+    cuda: str  # as the branch states it, e.g. "12.9.1"
+    python: tuple[str, ...]  # "3.13"
+    min_driver: int
+    nixpkgs_rev: str
+    nixpkgs_sha256: str | None
+    cuda_packages: str
+    overlays: tuple[str, ...] = ()
+    variants: Mapping[str, VariantSet] = field(default_factory=dict)
+    line: int = 0
+
+    @property
+    def cuda_short(self) -> str:
+        return major_minor(self.cuda)
+
+    @property
+    def cuda_tag(self) -> str:
+        """'12.9.1' -> '12_9', as in package names."""
+        return self.cuda_short.replace(".", "_")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Catalog:
+    path: Path
+    display_name: str
+    packages: Mapping[str, Package]
+    isas: Mapping[str, Isa]
+    gpus: Mapping[str, Gpu]
+    branches: Mapping[str, Branch]
+
+    def branch(self, name: str) -> Branch:
+        """The named branch; an unknown name is bad input that lists the known ones."""
+        from ci_tools.errors import InputError
+
+        try:
+            return self.branches[name]
+        except KeyError:
+            known = ", ".join(self.branches)
+            raise InputError(f'unknown branch "{name}": {self.display_name} has {known}') from None
+
+    def gpu_by_capability(self, capability: str) -> Gpu | None:
+        for gpu in self.gpus.values():
+            if gpu.capability == capability:
+                return gpu
+        return None

@@ -1,0 +1,210 @@
+"""Reading YAML input files so that every problem can name its file and line.
+
+The catalog and the runner inventory are read with ruamel.yaml's round-trip loader, which
+keeps the line of every key and list item. `Node` wraps a loaded mapping or list with its
+file so that validators can say `catalog.yaml:42: ...` without passing positions around.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ci_tools.errors import Problem, SourceError
+
+
+@dataclass
+class Problems:
+    """Collects problems so that one run reports all of them, not just the first."""
+
+    items: list[Problem] = field(default_factory=list)
+
+    def add(self, file: str, line: int, message: str) -> None:
+        self.items.append(Problem(file, line, message))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise SourceError(self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str:
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+def closest(word: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3) -> list[str]:
+    return difflib.get_close_matches(word, sorted(choices), n=n, cutoff=0.5)
+
+
+@dataclass(frozen=True)
+class Node:
+    """A loaded YAML value together with where it came from."""
+
+    value: Any
+    file: str
+    line: int
+
+    # ruamel's CommentedMap/CommentedSeq carry `.lc`, 0-based; plain scalars do not.
+    def key_line(self, key: str) -> int:
+        lc = getattr(self.value, "lc", None)
+        if lc is not None:
+            try:
+                return int(lc.key(key)[0]) + 1
+            except (KeyError, TypeError):
+                pass
+        return self.line
+
+    def value_line(self, key: str) -> int:
+        lc = getattr(self.value, "lc", None)
+        if lc is not None:
+            try:
+                return int(lc.value(key)[0]) + 1
+            except (KeyError, TypeError):
+                pass
+        return self.key_line(key)
+
+    def item_line(self, index: int) -> int:
+        lc = getattr(self.value, "lc", None)
+        if lc is not None:
+            try:
+                return int(lc.item(index)[0]) + 1
+            except (KeyError, TypeError, IndexError):
+                pass
+        return self.line
+
+    def child(self, key: str) -> Node:
+        return Node(self.value[key], self.file, self.value_line(key))
+
+    def items(self) -> Iterator[tuple[str, Node]]:
+        for key in self.value:
+            yield str(key), Node(self.value[key], self.file, self.key_line(key))
+
+    def elements(self) -> Iterator[tuple[int, Node]]:
+        for index, item in enumerate(self.value):
+            yield index, Node(item, self.file, self.item_line(index))
+
+    def is_mapping(self) -> bool:
+        return isinstance(self.value, dict)
+
+    def is_list(self) -> bool:
+        return isinstance(self.value, list)
+
+
+def load_yaml(path: Path, display_name: str | None = None) -> Node:
+    """Load one YAML file; a syntax error becomes a SourceError naming file:line."""
+    name = display_name or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SourceError([Problem(name, 1, "file not found")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError([Problem(name, 1, f"cannot read: {exc}")]) from None
+    return parse_yaml(text, name)
+
+
+def parse_yaml(text: str, name: str) -> Node:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    try:
+        data = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        reason = (exc.problem or exc.context or "malformed YAML").strip()
+        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
+    except YAMLError as exc:
+        raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
+    return Node(data, name, 1)
+
+
+def check_keys(
+    node: Node,
+    problems: Problems,
+    *,
+    what: str,
+    required: tuple[str, ...] = (),
+    optional: tuple[str, ...] = (),
+) -> bool:
+    """Report missing and unknown keys of a mapping. Returns False if `node` is no mapping."""
+    if not node.is_mapping():
+        problems.add(node.file, node.line, f"{what} must be a mapping, got {_kind(node.value)}")
+        return False
+    allowed = set(required) | set(optional)
+    for key, child in node.items():
+        if key not in allowed:
+            problems.add(
+                node.file,
+                child.line,
+                f'unknown key "{key}" in {what}{did_you_mean(key, allowed)}; '
+                f"allowed: {', '.join(sorted(allowed))}",
+            )
+    for key in required:
+        if key not in node.value:
+            problems.add(node.file, node.line, f'{what} is missing the required key "{key}"')
+    return True
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+def scalar_str(node: Node, problems: Problems, what: str) -> str | None:
+    """A string value (numbers are accepted and turned into their YAML spelling)."""
+    value = node.value
+    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
+        problems.add(node.file, node.line, f"{what} must be a string, got {_kind(value)}")
+        return None
+    return str(value)
+
+
+def string_list(node: Node, problems: Problems, what: str) -> list[tuple[str, int]]:
+    """A list of strings, each with its line."""
+    if not node.is_list():
+        problems.add(node.file, node.line, f"{what} must be a list, got {_kind(node.value)}")
+        return []
+    out: list[tuple[str, int]] = []
+    for _, item in node.elements():
+        text = scalar_str(item, problems, f"an entry of {what}")
+        if text is not None:
+            out.append((text, item.line))
+    return out
+
+
+def kind_of(value: object) -> str:
+    return _kind(value)
+
+
+def version_str(node: Node, problems: Problems, what: str) -> str | None:
+    """A dotted version. YAML reads 12.10 as the float 12.1, so versions must be quoted."""
+    if isinstance(node.value, float):
+        problems.add(
+            node.file,
+            node.line,
+            f'{what} must be a quoted string such as "{node.value}": '
+            "YAML reads an unquoted 12.10 as the number 12.1",
+        )
+        return None
+    text = scalar_str(node, problems, what)
+    if text is not None and not _VERSION.fullmatch(text):
+        problems.add(node.file, node.line, f'{what} "{text}" is not a dotted version like "12.8"')
+        return None
+    return text
+
+
+_VERSION = re.compile(r"\d+(\.\d+)*")

@@ -1,0 +1,58 @@
+"""Fixtures shared by every test module."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from ci_tools.catalog import load_catalog
+from ci_tools.model import Catalog
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return load_catalog(REPO_ROOT / "catalog.yaml", display_name="catalog.yaml")
+
+
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_cli() -> CliRunner:
+    """Run `ci-tools ARGS...` as a separate process, as a user would, from this checkout."""
+
+    def runner(
+        *args: str,
+        cwd: Path = REPO_ROOT,
+        env: dict[str, str] | None = None,
+        extra_path: Sequence[Path] = (),
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+        full_env.pop("GH_TOKEN", None)
+        full_env["PYTHONPATH"] = str(REPO_ROOT)
+        if extra_path:
+            full_env["PATH"] = os.pathsep.join([*map(str, extra_path), full_env.get("PATH", "")])
+        full_env.update(env or {})
+        return subprocess.run(
+            [sys.executable, "-m", "ci_tools", *args],
+            cwd=cwd,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+
+    return runner
