@@ -1,0 +1,254 @@
+"""The catalog loader: the shipped catalog's variant sets, and every validation rule."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ci_tools.catalog import load_catalog, parse_catalog_text
+from ci_tools.errors import SourceError
+from ci_tools.model import Catalog, Kind
+from ci_tools.variants import expand
+
+from .conftest import REPO_ROOT
+
+SHIPPED = (REPO_ROOT / "catalog.yaml").read_text(encoding="utf-8")
+
+
+def _problems(text: str) -> list[str]:
+    with pytest.raises(SourceError) as info:
+        parse_catalog_text(text, "catalog.yaml")
+    return [str(p) for p in info.value.problems]
+
+
+def _line_of(text: str, needle: str, occurrence: int = 1) -> int:
+    seen = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            seen += 1
+            if seen == occurrence:
+                return number
+    raise AssertionError(f"{needle!r} not in text")
+
+
+def _replace_once(text: str, old: str, new: str) -> str:
+    assert text.count(old) >= 1, old
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    ("branch", "pytorch_linux", "torchvision", "pytorch_total"),
+    [("main", 44, 44, 45), ("cuda-12_9", 57, 57, 58), ("cuda-13_0", 59, 4, 60)],
+)
+def test_shipped_variant_counts(
+    catalog: Catalog, branch: str, pytorch_linux: int, torchvision: int, pytorch_total: int
+) -> None:
+    counts = Counter(
+        (v.package.name, v.kind is Kind.DARWIN) for v in expand(catalog, branch)
+    )
+    assert counts[("pytorch", False)] == pytorch_linux
+    assert counts[("pytorch", False)] + counts[("pytorch", True)] == pytorch_total
+    assert counts[("torchvision", False)] == torchvision
+    assert counts[("torchvision", True)] == 0
+
+
+def test_main_pytorch_set_is_the_issue_table(catalog: Catalog) -> None:
+    names = {v.name for v in expand(catalog, "main") if v.package.name == "pytorch"}
+    six = ["avx2", "avx512", "avx512bf16", "avx512vnni", "armv8_2", "armv9"]
+    expected = {f"pytorch-python313-cpu-{isa}" for isa in six}
+    expected |= {f"pytorch-python313-cuda12_8-sm61-{isa}" for isa in ("avx", "avx2")}
+    for sm in ("sm80", "sm86", "sm89", "sm90", "sm100", "sm120"):
+        expected |= {f"pytorch-python313-cuda12_8-{sm}-{isa}" for isa in six}
+    expected.add("pytorch-python313-darwin-mps")
+    assert names == expected
+
+
+def test_cuda_12_9_adds_sm75_sm103_and_cpu_avx(catalog: Catalog) -> None:
+    main = {v.suffix for v in expand(catalog, "main") if v.package.name == "pytorch"}
+    c129 = {v.suffix for v in expand(catalog, "cuda-12_9") if v.package.name == "pytorch"}
+    added = {s.replace("cuda12_9", "cuda12_8") for s in c129} - main
+    assert {s.split("-")[2] for s in added if "-sm" in s} == {"sm75", "sm103"}
+    assert "python313-cpu-avx" in added
+    assert len(added) == 13
+
+
+def test_cuda_13_0_torchvision_is_sm110_and_sm121_on_arm(catalog: Catalog) -> None:
+    names = sorted(v.name for v in expand(catalog, "cuda-13_0") if v.package.name == "torchvision")
+    assert names == [
+        "torchvision-python313-cuda13_0-sm110-armv8_2",
+        "torchvision-python313-cuda13_0-sm110-armv9",
+        "torchvision-python313-cuda13_0-sm121-armv8_2",
+        "torchvision-python313-cuda13_0-sm121-armv9",
+    ]
+
+
+def test_every_torchvision_variant_has_its_pytorch(catalog: Catalog) -> None:
+    for branch in catalog.branches:
+        variants = expand(catalog, branch)
+        names = {v.name for v in variants}
+        for variant in variants:
+            if variant.requires is not None:
+                assert variant.requires in names
+
+
+def test_branch_facts(catalog: Catalog) -> None:
+    c129 = catalog.branch("cuda-12_9")
+    assert c129.cuda == "12.9.1"
+    assert c129.cuda_tag == "12_9"
+    assert c129.versions == {"pytorch": "2.9.1", "torchvision": "0.24.0"}
+    assert c129.nixpkgs_rev == "6a030d535719c5190187c4cec156f335e95e3211"
+    assert catalog.branch("main").min_driver == 550
+    assert catalog.gpus["sm121"].capability == "12.1"
+    assert catalog.gpus["sm61"].cudnn is False
+
+
+# --- validation: each rule names file:line --------------------------------------------
+
+
+def test_sm_above_branch_cuda_is_rejected_with_its_line() -> None:
+    text = _replace_once(
+        SHIPPED, "          sm61: [avx, avx2]\n", "          sm61: [avx, avx2]\n          sm103: [avx2]\n"
+    )
+    line = _line_of(text, "sm103: [avx2]")
+    assert _problems(text) == [
+        f"catalog.yaml:{line}: sm103 needs CUDA >= 12.9, branch main has 12.8"
+    ]
+
+
+def test_sm61_on_cuda_13_is_rejected() -> None:
+    text = _replace_once(
+        SHIPPED, "          sm110: [armv8_2, armv9]\n          sm120",
+        "          sm110: [armv8_2, armv9]\n          sm61: [avx2]\n          sm120",
+    )
+    line = _line_of(text, "sm61: [avx2]")
+    assert _problems(text) == [
+        f"catalog.yaml:{line}: sm61 needs CUDA <= 12.9, branch cuda-13_0 has 13.0"
+    ]
+
+
+def test_arm_only_sm_with_x86_isa_is_rejected() -> None:
+    text = SHIPPED.replace(
+        "      torchvision:\n        gpu:\n          sm110: [armv8_2, armv9]",
+        "      torchvision:\n        gpu:\n          sm110: [armv8_2, avx2]",
+    )
+    problems = _problems(text)
+    assert len(problems) == 1
+    assert re.fullmatch(
+        r"catalog\.yaml:\d+: sm110 pairs only with ISAs armv8_2, armv9; avx2 \(x86_64-linux\) "
+        r"is not one of them \(branch cuda-13_0\)",
+        problems[0],
+    )
+
+
+def test_unknown_isa_and_sm_suggest_the_closest() -> None:
+    text = _replace_once(SHIPPED, "sm61: [avx, avx2]", "sm61: [avx, avx22]")
+    text = _replace_once(text, "          sm86: *six_isas\n", "          sm68: *six_isas\n")
+    problems = "\n".join(_problems(text))
+    assert 'unknown ISA "avx22" on branch main (did you mean "avx2"?)' in problems
+    assert 'unknown SM "sm68" on branch main' in problems
+
+
+def test_torchvision_without_pytorch_sibling_is_rejected() -> None:
+    text = SHIPPED.replace(
+        "      torchvision:\n        gpu:\n          sm110: [armv8_2, armv9]\n          sm121",
+        "      torchvision:\n        cpu: [avx]\n        gpu:\n          sm110: [armv8_2, armv9]\n"
+        "          sm121",
+    )
+    text = text.replace(
+        "        cpu: [avx, avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
+        "        gpu:\n          sm75: *six_isas\n          sm80: *six_isas\n          sm86: *six_isas\n"
+        "          sm89: *six_isas\n          sm90: *six_isas\n          sm100: *six_isas\n"
+        "          sm103: *six_isas\n          sm110",
+        "        cpu: [avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
+        "        gpu:\n          sm75: *six_isas\n          sm80: *six_isas\n          sm86: *six_isas\n"
+        "          sm89: *six_isas\n          sm90: *six_isas\n          sm100: *six_isas\n"
+        "          sm103: *six_isas\n          sm110",
+    )
+    problems = _problems(text)
+    assert len(problems) == 1
+    assert (
+        "torchvision-python313-cpu-avx on branch cuda-13_0 needs pytorch-python313-cpu-avx, "
+        "which the branch does not build" in problems[0]
+    )
+
+
+def test_duplicate_names_are_rejected() -> None:
+    text = _replace_once(SHIPPED, "cpu: [avx2, avx512,", "cpu: [avx2, avx2, avx512,")
+    problems = _problems(text)
+    assert any("duplicate variant pytorch-python313-cpu-avx2 on branch main" in p for p in problems)
+
+
+def test_unknown_key_suggests_the_right_one() -> None:
+    text = _replace_once(SHIPPED, "    min_driver: 570", "    min_drivr: 570")
+    line = _line_of(text, "min_drivr")
+    problems = _problems(text)
+    assert any(
+        p.startswith(f'catalog.yaml:{line}: unknown key "min_drivr" in branch cuda-13_0 '
+                     '(did you mean "min_driver"?)')
+        for p in problems
+    )
+
+
+def test_malformed_yaml_names_the_line() -> None:
+    text = _replace_once(SHIPPED, '    cuda: "13.0"', '    cuda: ["13.0"')
+    problems = _problems(text)
+    assert len(problems) == 1
+    assert re.fullmatch(r"catalog\.yaml:\d+: malformed YAML: .+", problems[0])
+
+
+def test_unquoted_version_is_rejected_because_yaml_reads_it_as_a_number() -> None:
+    text = _replace_once(SHIPPED, '    cuda: "12.8"', "    cuda: 12.8")
+    problems = _problems(text)
+    assert any("main.cuda must be a quoted string" in p for p in problems)
+
+
+def test_cuda_packages_must_match_the_branch_cuda() -> None:
+    text = _replace_once(SHIPPED, "cuda_packages: cudaPackages_12_8", "cuda_packages: cudaPackages_12_9")
+    problems = _problems(text)
+    assert problems == [
+        f"catalog.yaml:{_line_of(text, 'cudaPackages_12_9')}: main.cuda_packages is "
+        "cudaPackages_12_9 but the branch's CUDA 12.8 is cudaPackages_12_8"
+    ]
+
+
+def test_bad_nixpkgs_rev_is_rejected() -> None:
+    text = _replace_once(SHIPPED, "rev: fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3", "rev: fe5e41d")
+    assert any("must be a full 40-hex-digit commit" in p for p in _problems(text))
+
+
+def test_all_problems_are_reported_together() -> None:
+    text = _replace_once(SHIPPED, "sm61: [avx, avx2]", "sm61: [avx, avx22]")
+    text = _replace_once(text, "    min_driver: 570", "    min_drivr: 570")
+    assert len(_problems(text)) >= 2
+
+
+def test_empty_catalog() -> None:
+    assert _problems("") == [
+        "catalog.yaml:1: the catalog is empty; it needs packages, isas, gpus, branches"
+    ]
+
+
+def test_more_pythons_and_branches_need_no_code(tmp_path: Path) -> None:
+    text = _replace_once(SHIPPED, 'python: ["3.13"]', 'python: ["3.12", "3.13"]')
+    text += (
+        "  cuda-12_6:\n"
+        '    versions: {pytorch: "2.7.1"}\n'
+        '    cuda: "12.6"\n'
+        '    python: ["3.11"]\n'
+        "    min_driver: 535\n"
+        "    nixpkgs: {rev: fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3}\n"
+        "    cuda_packages: cudaPackages_12_6\n"
+        "    variants:\n"
+        "      pytorch:\n"
+        "        gpu: {sm90: [avx2]}\n"
+    )
+    path = tmp_path / "catalog.yaml"
+    path.write_text(text, encoding="utf-8")
+    catalog = load_catalog(path)
+    assert len(expand(catalog, "main")) == 2 * 89
+    assert [v.name for v in expand(catalog, "cuda-12_6")] == [
+        "pytorch-python311-cuda12_6-sm90-avx2"
+    ]

@@ -1,0 +1,62 @@
+"""The command line: exit codes, clean errors, GitHub annotations, lazy imports."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ci_tools import cli
+
+from .conftest import REPO_ROOT, CliRunner
+
+
+def test_every_command_has_help(run_cli: CliRunner) -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for command in cli.COMMANDS:
+        assert command in result.stdout
+
+
+def test_unknown_command_is_exit_2(run_cli: CliRunner) -> None:
+    result = run_cli("frobnicate")
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def _broken_catalog(tmp_path: Path) -> Path:
+    text = (REPO_ROOT / "catalog.yaml").read_text(encoding="utf-8")
+    text = text.replace("    min_driver: 570", "    min_drivr: 570")
+    path = tmp_path / "catalog.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_catalog_error_is_exit_2_without_traceback(run_cli: CliRunner, tmp_path: Path) -> None:
+    _broken_catalog(tmp_path)
+    result = run_cli("matrix", "--branch", "main", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert 'catalog.yaml:' in result.stderr and 'unknown key "min_drivr"' in result.stderr
+    assert "::error" not in result.stdout
+
+
+def test_catalog_error_is_annotated_under_github_actions(run_cli: CliRunner, tmp_path: Path) -> None:
+    _broken_catalog(tmp_path)
+    result = run_cli("matrix", "--branch", "main", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert result.returncode == 2
+    annotations = [line for line in result.stdout.splitlines() if line.startswith("::error ")]
+    assert annotations
+    assert all(line.startswith("::error file=catalog.yaml,line=") for line in annotations)
+
+
+def test_annotation_escaping() -> None:
+    assert cli._escape_data("50%\nnext") == "50%25%0Anext"
+    assert cli._escape_property("a:b,c") == "a%3Ab%2Cc"
+
+
+def test_parser_imports_only_the_chosen_command() -> None:
+    before = set(sys.modules)
+    cli.build_parser("generate")
+    loaded = set(sys.modules) - before
+    assert "ci_tools.commands.publish" not in loaded
+    assert "ci_tools.commands.release" not in loaded

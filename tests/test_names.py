@@ -1,0 +1,55 @@
+"""Variant names: spelling and parsing are inverse for every shipped variant."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_tools import names
+from ci_tools.model import Catalog, Kind, Platform
+from ci_tools.variants import expand_all
+
+
+def test_spelling() -> None:
+    assert names.gpu_name("pytorch", "3.13", "12_9", "sm90", "avx512") == (
+        "pytorch-python313-cuda12_9-sm90-avx512"
+    )
+    assert names.cpu_name("torchvision", "3.13", "avx2") == "torchvision-python313-cpu-avx2"
+    assert names.darwin_name("pytorch", "3.11") == "pytorch-python311-darwin-mps"
+
+
+def test_every_shipped_name_parses_back(catalog: Catalog) -> None:
+    for variants in expand_all(catalog).values():
+        for variant in variants:
+            parsed = names.parse_name(variant.name)
+            assert parsed is not None, variant.name
+            assert parsed.package == variant.package.name
+            assert parsed.python == variant.python
+            assert parsed.kind is variant.kind
+            assert parsed.platform is variant.platform
+            assert parsed.suffix == variant.suffix
+            if variant.gpu is not None:
+                assert parsed.sm == variant.gpu.name
+                assert parsed.cuda == variant.branch.cuda_short
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "platform", "sm", "isa"),
+    [
+        ("torchaudio-python312-cuda13_0-sm121-armv9", Kind.GPU, Platform.AARCH64_LINUX, "sm121", "armv9"),
+        ("pytorch-python313-cpu-avx", Kind.CPU, Platform.X86_64_LINUX, None, "avx"),
+        ("pytorch-python313-darwin-mps", Kind.DARWIN, Platform.AARCH64_DARWIN, None, None),
+    ],
+)
+def test_parse(name: str, kind: Kind, platform: Platform, sm: str | None, isa: str | None) -> None:
+    parsed = names.parse_name(name)
+    assert parsed is not None
+    assert (parsed.kind, parsed.platform, parsed.sm, parsed.isa) == (kind, platform, sm, isa)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["pytorch", "pytorch-python313-cpu-", "pytorch-python313-cuda12.9-sm90-avx2",
+     "pytorch-python313-cpu-armv8.2", "README", "pytorch-python313-darwin-metal"],
+)
+def test_names_outside_the_grammar(name: str) -> None:
+    assert names.parse_name(name) is None

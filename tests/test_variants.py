@@ -1,0 +1,59 @@
+"""Variant records and stacks."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_tools.errors import InputError
+from ci_tools.model import Catalog, Kind, Platform
+from ci_tools.variants import expand, find, stacks
+
+
+def test_gpu_variant_facts(catalog: Catalog) -> None:
+    variant = find(catalog, "cuda-12_9", "pytorch-python313-cuda12_9-sm90-armv9")
+    assert variant.kind is Kind.GPU
+    assert variant.platform is Platform.AARCH64_LINUX
+    assert variant.cuda == "12.9"
+    assert variant.version == "2.9.1"
+    assert variant.cudnn is True
+    assert variant.python_packages == "python313Packages"
+    assert variant.requires is None
+
+
+def test_sm61_avx_disables_what_needs_avx2(catalog: Catalog) -> None:
+    variant = find(catalog, "main", "pytorch-python313-cuda12_8-sm61-avx")
+    assert variant.cudnn is False
+    assert set(variant.disabled_features) == {"FBGEMM", "MKLDNN", "NNPACK"}
+
+
+def test_cpu_and_darwin_have_no_cuda(catalog: Catalog) -> None:
+    assert find(catalog, "main", "pytorch-python313-cpu-avx2").cuda is None
+    darwin = find(catalog, "main", "pytorch-python313-darwin-mps")
+    assert darwin.cuda is None
+    assert darwin.platform is Platform.AARCH64_DARWIN
+
+
+def test_torchvision_requires_its_sibling(catalog: Catalog) -> None:
+    variant = find(catalog, "main", "torchvision-python313-cuda12_8-sm90-avx512")
+    assert variant.requires == "pytorch-python313-cuda12_8-sm90-avx512"
+    assert variant.version == "0.23.0"
+
+
+def test_stacks_put_pytorch_first(catalog: Catalog) -> None:
+    grouped = stacks(expand(catalog, "main"))
+    assert len(grouped) == 45
+    for stack in grouped:
+        assert stack.base.package.name == "pytorch"
+        assert len({v.suffix for v in stack.variants}) == 1
+    sizes = sorted(len(s.variants) for s in grouped)
+    assert sizes.count(1) == 1 and sizes.count(2) == 44
+
+
+def test_unknown_variant_offers_closest(catalog: Catalog) -> None:
+    with pytest.raises(InputError, match="closest: pytorch-python313-cuda12_8-sm90-avx512"):
+        find(catalog, "main", "pytorch-python313-cuda12_8-sm90-avx521")
+
+
+def test_unknown_branch_lists_known(catalog: Catalog) -> None:
+    with pytest.raises(InputError, match="has main, cuda-12_9, cuda-13_0"):
+        expand(catalog, "cuda-99")
