@@ -180,9 +180,9 @@ class _Offer:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _IsaChoice:
+class IsaChoice:
     isa: Isa | None
-    notes: tuple[str, ...]  # why the other relevant ISAs were not chosen
+    notes: tuple[str, ...]  # when one is chosen, why the others a person would ask about were not
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -294,7 +294,9 @@ class _Context:
                 target_built=False,
             )
         where = f"the CPU-only {self.package} on {branch}"
-        choice = self._choose(platform, offer.cpu, where)
+        choice = choose_isa(
+            self.catalog, platform, self.host.cpu_flags, self.workload, offer.cpu, where
+        )
         return self._outcome(lead, None, choice, offer.cpu, where, platform)
 
     def _gpu(self, branch: str, platform: Platform, offer: _Offer, group: GpuGroup) -> _Outcome:
@@ -324,7 +326,9 @@ class _Context:
                 target_built=False,
             )
         where = f"{gpu.name} on {branch}"
-        choice = self._choose(platform, built, where)
+        choice = choose_isa(
+            self.catalog, platform, self.host.cpu_flags, self.workload, built, where
+        )
         return self._outcome(lead, group, choice, built, where, platform)
 
     def _unknown_gpu(
@@ -362,7 +366,7 @@ class _Context:
         self,
         lead: str,
         group: GpuGroup | None,
-        choice: _IsaChoice,
+        choice: IsaChoice,
         built: dict[str, str],
         where: str,
         platform: Platform,
@@ -402,47 +406,6 @@ class _Context:
                 why.append(f"{isa.name} is for workload {isa.workload}")
         return f"is built for {', '.join(i.name for i in here)}; none suits this host ({'; '.join(why)})"
 
-    def _choose(self, platform: Platform, built: Collection[str], where: str) -> _IsaChoice:
-        """The best ISA the host runs, `built` offers and the workload may use; and why not
-        the others that a person would ask about."""
-        flags = self.host.cpu_flags
-        isas = sorted(
-            (i for i in self.catalog.isas.values() if i.platform == platform),
-            key=lambda i: (i.level, i.name),
-        )
-
-        def missing(isa: Isa) -> list[str]:
-            return [f for f in isa.cpuinfo if f not in flags]
-
-        def usable(isa: Isa) -> bool:
-            return not missing(isa) and isa.name in built
-
-        eligible = [i for i in isas if usable(i) and i.workload in (None, self.workload)]
-        # A workload ISA beats a general one of the same level: it was asked for.
-        chosen = max(eligible, key=lambda i: (i.level, i.workload is not None), default=None)
-        higher = [i.level for i in isas if i.workload is None and chosen and i.level > chosen.level]
-        next_level = min(higher, default=None)
-
-        def why_not(isa: Isa) -> str:
-            lacking = missing(isa)
-            if lacking:
-                return f"{isa.name} not available: no {' '.join(lacking)}"
-            return f"{isa.name} not built for {where}"
-
-        notes = []
-        for isa in isas:
-            if isa is chosen:
-                continue
-            if isa.workload is None:
-                if chosen is None or isa.level == next_level:
-                    notes.append(why_not(isa))
-            elif isa.workload == self.workload:
-                fallback = f", using {chosen.name}" if chosen else ""
-                notes.append(f"{why_not(isa)} (wanted for {self.workload}{fallback})")
-            elif usable(isa):
-                notes.append(f"{isa.name} not chosen: workload {self.workload}")
-        return _IsaChoice(isa=chosen, notes=tuple(notes))
-
 
 def _cuda_bound(gpu: Gpu, cuda: str) -> str:
     if gpu.supports_cuda(cuda):
@@ -450,3 +413,57 @@ def _cuda_bound(gpu: Gpu, cuda: str) -> str:
     if gpu.min_cuda is not None and version_key(cuda)[:2] < version_key(gpu.min_cuda):
         return f"needs CUDA >= {gpu.min_cuda}"
     return f"needs CUDA <= {gpu.max_cuda}"
+
+
+def choose_isa(
+    catalog: Catalog,
+    platform: Platform,
+    flags: frozenset[str],
+    workload: str,
+    built: Collection[str],
+    where: str,
+) -> IsaChoice:
+    """The highest-level ISA of `platform` that the host's `flags` run, that `built` offers and
+    that `workload` may use (general ISAs, or those meant for this workload).
+
+    The notes explain the next general level up, the workload's own ISA when it lost, and the
+    other workloads' ISAs the host could run (a hint for --workload). `where` names the build
+    (e.g. "sm61 on main") in "not built for ..." notes.
+    """
+    isas = sorted(
+        (i for i in catalog.isas.values() if i.platform == platform),
+        key=lambda i: (i.level, i.name),
+    )
+
+    def missing(isa: Isa) -> list[str]:
+        return [f for f in isa.cpuinfo if f not in flags]
+
+    def usable(isa: Isa) -> bool:
+        return not missing(isa) and isa.name in built
+
+    eligible = [i for i in isas if usable(i) and i.workload in (None, workload)]
+    # A workload ISA beats a general one of the same level: it was asked for.
+    chosen = max(eligible, key=lambda i: (i.level, i.workload is not None), default=None)
+    if chosen is None:
+        return IsaChoice(isa=None, notes=())
+    higher = [i.level for i in isas if i.workload is None and i.level > chosen.level]
+    next_level = min(higher, default=None)
+
+    def why_not(isa: Isa) -> str:
+        lacking = missing(isa)
+        if lacking:
+            return f"{isa.name} not available: no {' '.join(lacking)}"
+        return f"{isa.name} not built for {where}"
+
+    notes = []
+    for isa in isas:
+        if isa is chosen:
+            continue
+        if isa.workload is None:
+            if isa.level == next_level:
+                notes.append(why_not(isa))
+        elif isa.workload == workload:
+            notes.append(f"{why_not(isa)} (wanted for {workload}, using {chosen.name})")
+        elif usable(isa):
+            notes.append(f"{isa.name} not chosen: workload {workload}")
+    return IsaChoice(isa=chosen, notes=tuple(notes))
