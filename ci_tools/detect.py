@@ -465,5 +465,5 @@ def choose_isa(
         elif isa.workload == workload:
             notes.append(f"{why_not(isa)} (wanted for {workload}, using {chosen.name})")
         elif usable(isa):
-            notes.append(f"{isa.name} not chosen: workload {workload}")
+            notes.append(f"{isa.name} not chosen: workload {workload} (it is for {isa.workload})")
     return IsaChoice(isa=chosen, notes=tuple(notes))
