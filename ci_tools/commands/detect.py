@@ -1,0 +1,219 @@
+"""`ci-tools detect`: recommend the variant that fits this machine (or the one described).
+
+Host facts come from hostinfo unless an override names them; with an override nothing is read
+from the host for that fact. The decision is detect.detect(); this module only parses, reads
+and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from ci_tools import hostinfo
+from ci_tools.commands import _common
+from ci_tools.detect import MACHINES, Detection, Host, HostGpu, Recommendation, detect
+from ci_tools.errors import InputError
+from ci_tools.model import Platform
+
+ORG_PLACEHOLDER = "<org>"
+_CAPABILITY = re.compile(r"\d+\.\d+")
+_FLAG = re.compile(r"[a-z0-9_.]+")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    _common.add_catalog_option(parser)
+    parser.add_argument(
+        "--branch",
+        metavar="B",
+        help="the branch to recommend from (default: current git branch "
+        "if the catalog has it, else main)",
+    )
+    parser.add_argument(
+        "--workload",
+        default="general",
+        metavar="W",
+        help="general (default), or a workload an ISA of the catalog is for: bf16-training, "
+        "int8-inference",
+    )
+    parser.add_argument(
+        "--package",
+        default="pytorch",
+        metavar="P",
+        help="the package to recommend (default: pytorch)",
+    )
+    parser.add_argument(
+        "--org",
+        default=ORG_PLACEHOLDER,
+        help=f"the Flox organisation in the install line (default: the placeholder {ORG_PLACEHOLDER})",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--gpu-cc",
+        action="append",
+        metavar="X.Y|none",
+        help="the GPUs' compute capabilities instead of asking nvidia-smi; repeat or "
+        "comma-separate for several GPUs; `none` for no GPU",
+    )
+    parser.add_argument(
+        "--cpu-flags",
+        metavar="LIST",
+        help="the CPU flags (/proc/cpuinfo `flags` or `Features`), comma or space separated, "
+        "instead of reading /proc/cpuinfo",
+    )
+    parser.add_argument(
+        "--machine",
+        metavar="M",
+        help=f"the machine instead of uname: {', '.join(MACHINES)}",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = _common.load(args)
+    branch = args.branch or _common.default_branch(catalog, Path.cwd())
+    host = _host(args)
+    detection = detect(catalog, host, branch=branch, package=args.package, workload=args.workload)
+    if args.json:
+        print(json.dumps(to_json(detection, args.org), indent=2))
+    else:
+        print(render_text(detection, args.org), end="")
+        for warning in detection.warnings:
+            print(f"ci-tools: warning: {warning}", file=sys.stderr)
+        if not detection.ok:
+            print(
+                f"ci-tools: error: no {detection.package} variant on {detection.branch} "
+                "fits this machine",
+                file=sys.stderr,
+            )
+    return detection.exit_code
+
+
+def install_line(org: str, package: str) -> str:
+    return f"flox install {org}/{package}"
+
+
+def render_text(detection: Detection, org: str) -> str:
+    lines = []
+    for rec in detection.recommendations:
+        if rec.package is None:
+            lines.append(f"no variant fits: {_subject(rec)}")
+            lines.append(f"  why: {rec.reason}")
+            continue
+        lines.append(rec.package)
+        lines.append(f"  why: {rec.reason}")
+        lines.append(f"  {install_line(org, rec.package)}")
+    return "\n".join(lines) + "\n"
+
+
+def _subject(rec: Recommendation) -> str:
+    if rec.gpu is None:
+        return "this machine"
+    sm = f" ({rec.gpu.sm})" if rec.gpu.sm else ""
+    return f"{rec.gpu.label}{sm}"
+
+
+def to_json(detection: Detection, org: str) -> dict[str, Any]:
+    return {
+        "branch": detection.branch,
+        "package": detection.package,
+        "python": detection.python,
+        "workload": detection.workload,
+        "machine": detection.machine,
+        "platform": detection.platform.value if detection.platform else None,
+        "recommendations": [_rec_json(r, org) for r in detection.recommendations],
+        "warnings": list(detection.warnings),
+        "ok": detection.ok,
+        "exit_code": detection.exit_code,
+    }
+
+
+def _rec_json(rec: Recommendation, org: str) -> dict[str, Any]:
+    gpu = None
+    if rec.gpu is not None:
+        gpu = {
+            "name": rec.gpu.names[0] if rec.gpu.names else None,
+            "names": list(rec.gpu.names),
+            "count": rec.gpu.count,
+            "capability": rec.gpu.capability,
+            "sm": rec.gpu.sm,
+            "family": rec.gpu.family,
+        }
+    return {
+        "gpu": gpu,
+        "package": rec.package,
+        "isa": rec.isa,
+        "reason": rec.reason,
+        "install": install_line(org, rec.package) if rec.package else None,
+        "alternatives": [{"branch": a.branch, "package": a.package} for a in rec.alternatives],
+        "fallback": rec.fallback,
+    }
+
+
+def _host(args: argparse.Namespace) -> Host:
+    machine = _machine(args.machine) if args.machine is not None else hostinfo.read_machine()
+    gpu_override = _gpu_override(args.gpu_cc) if args.gpu_cc is not None else None
+    flag_override = _flags(args.cpu_flags) if args.cpu_flags is not None else None
+    if MACHINES.get(machine) is Platform.AARCH64_DARWIN:
+        given = [o for o, v in (("--gpu-cc", args.gpu_cc), ("--cpu-flags", args.cpu_flags)) if v]
+        if given:
+            raise InputError(
+                f"{' and '.join(given)} {'do' if len(given) > 1 else 'does'} not apply to an "
+                "arm64-darwin machine, whose build "
+                "uses Metal (MPS); to advise a Linux machine pass --machine x86_64 or aarch64"
+            )
+        return Host(machine=machine)
+    warnings = []
+    if gpu_override is not None:
+        gpus, note = gpu_override, "no NVIDIA GPU (--gpu-cc none)"
+    else:
+        reading = hostinfo.read_gpus()
+        gpus, note = reading.gpus, reading.note
+        if reading.warning:
+            warnings.append(reading.warning)
+    if flag_override is not None:
+        flags = flag_override
+    else:
+        cpu = hostinfo.read_cpu_flags()
+        flags = cpu.flags
+        if cpu.warning:
+            warnings.append(cpu.warning)
+    return Host(
+        machine=machine, cpu_flags=flags, gpus=gpus, no_gpu_note=note, warnings=tuple(warnings)
+    )
+
+
+def _machine(value: str) -> str:
+    if value not in MACHINES:
+        raise InputError(f'--machine: unknown machine "{value}"; use one of {", ".join(MACHINES)}')
+    return value
+
+
+def _gpu_override(values: list[str]) -> tuple[HostGpu, ...]:
+    items = [item.strip() for value in values for item in value.split(",")]
+    if items == ["none"]:
+        return ()
+    gpus = []
+    for item in items:
+        if not _CAPABILITY.fullmatch(item):
+            raise InputError(
+                f'--gpu-cc: "{item}" is not a compute capability; use X.Y as nvidia-smi '
+                "prints it (e.g. 9.0, 12.1), comma-separated or repeated, or `none` alone"
+            )
+        gpus.append(HostGpu(name=None, capability=item))
+    return tuple(gpus)
+
+
+def _flags(value: str) -> frozenset[str]:
+    flags = value.replace(",", " ").split()
+    bad = [f for f in flags if not _FLAG.fullmatch(f)]
+    if bad or not flags:
+        shown = f'"{bad[0]}" is not a cpuinfo flag' if bad else "no flags given"
+        raise InputError(
+            f"--cpu-flags: {shown}; give lowercase /proc/cpuinfo flags, comma or space "
+            "separated (e.g. avx,avx2,fma,f16c)"
+        )
+    return frozenset(flags)

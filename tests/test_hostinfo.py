@@ -1,0 +1,191 @@
+"""hostinfo: parsing nvidia-smi and /proc/cpuinfo, and reading them through a fake nvidia-smi."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from ci_tools import hostinfo
+from ci_tools.detect import HostGpu
+
+DATA = Path(__file__).parent / "data"
+
+H100 = HostGpu(name="NVIDIA H100 80GB HBM3", capability="9.0")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        ("nvidia-smi-h100.txt", (H100,)),
+        ("nvidia-smi-8x-h100.txt", (H100,) * 8),
+        (
+            "nvidia-smi-mixed.txt",
+            (
+                HostGpu(name="NVIDIA H100 PCIe", capability="9.0"),
+                HostGpu(name="NVIDIA RTX A5000", capability="8.6"),
+                HostGpu(name="NVIDIA H100 PCIe", capability="9.0"),
+            ),
+        ),
+        # The capability is the last field, so a comma in the name stays in the name.
+        (
+            "nvidia-smi-comma-name.txt",
+            (HostGpu(name="NVIDIA H100 80GB HBM3, rev 2", capability="9.0"),),
+        ),
+        ("nvidia-smi-na.txt", (HostGpu(name="NVIDIA Graphics Device", capability=None),)),
+        ("nvidia-smi-gb10.txt", (HostGpu(name="NVIDIA GB10", capability="12.1"),)),
+    ],
+)
+def test_parse_nvidia_smi(fixture: str, expected: tuple[HostGpu, ...]) -> None:
+    assert hostinfo.parse_nvidia_smi((DATA / fixture).read_text()) == expected
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "No devices were found\n"])
+def test_parse_nvidia_smi_without_gpus(text: str) -> None:
+    assert hostinfo.parse_nvidia_smi(text) == ()
+
+
+def test_parse_nvidia_smi_keeps_an_unreadable_capability_as_unknown() -> None:
+    assert hostinfo.parse_nvidia_smi("Some GPU, N/A\n9.0\n") == (
+        HostGpu(name="Some GPU", capability=None),
+        HostGpu(name=None, capability="9.0"),
+    )
+
+
+# fixture -> (flags that must be there, flags that must not)
+CPUINFO = {
+    "sapphire-rapids": ({"avx2", "avx512f", "avx512bw", "avx512_bf16", "avx512_vnni"}, set()),
+    "zen4": ({"avx2", "avx512f", "avx512vl", "avx512_bf16", "avx512_vnni"}, {"vmx"}),
+    "haswell": ({"avx", "avx2", "fma", "f16c"}, {"avx512f"}),
+    "sandy-bridge": ({"avx"}, {"avx2", "f16c", "fma"}),
+    "graviton2": ({"fphp", "asimdhp", "asimddp"}, {"sve", "sve2"}),
+    "graviton3": ({"fphp", "asimdhp", "asimddp", "sve"}, {"sve2"}),
+    "grace": ({"fphp", "asimdhp", "asimddp", "sve", "sve2"}, set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CPUINFO))
+def test_parse_cpu_flags_fixtures(name: str) -> None:
+    present, absent = CPUINFO[name]
+    flags = hostinfo.parse_cpu_flags((DATA / f"cpuinfo-{name}.txt").read_text())
+    assert present <= flags
+    assert not (absent & flags)
+
+
+def test_parse_cpu_flags_ignores_other_lines_that_end_in_flags() -> None:
+    # Intel's `vmx flags` line lists virtualisation features, not instruction sets.
+    flags = hostinfo.parse_cpu_flags((DATA / "cpuinfo-sapphire-rapids.txt").read_text())
+    assert "ept_x_only" not in flags
+    assert "GenuineIntel" not in flags
+
+
+def test_parse_cpu_flags_keeps_only_what_every_processor_has() -> None:
+    text = (
+        "processor\t: 0\nFeatures\t: fp asimd fphp asimdhp asimddp sve sve2\n\n"
+        "processor\t: 1\nFeatures\t: fp asimd fphp asimdhp asimddp\n"
+    )
+    assert hostinfo.parse_cpu_flags(text) == frozenset(
+        {"fp", "asimd", "fphp", "asimdhp", "asimddp"}
+    )
+
+
+def test_parse_cpu_flags_without_flag_lines() -> None:
+    assert hostinfo.parse_cpu_flags("processor\t: 0\nmodel name\t: Something\n") == frozenset()
+
+
+def test_read_cpu_flags_from_a_file() -> None:
+    reading = hostinfo.read_cpu_flags(DATA / "cpuinfo-haswell.txt")
+    assert "avx2" in reading.flags
+    assert reading.warning is None
+
+
+def test_read_cpu_flags_missing_file_warns(tmp_path: Path) -> None:
+    reading = hostinfo.read_cpu_flags(tmp_path / "cpuinfo")
+    assert reading.flags == frozenset()
+    assert reading.warning is not None
+    assert "--cpu-flags" in reading.warning
+
+
+def test_read_cpu_flags_without_flags_warns(tmp_path: Path) -> None:
+    path = tmp_path / "cpuinfo"
+    path.write_text("processor\t: 0\n")
+    reading = hostinfo.read_cpu_flags(path)
+    assert reading.warning is not None
+    assert "no flags/Features line" in reading.warning
+
+
+def _fake_nvidia_smi(bin_dir: Path, *, stdout: str, code: int = 0, stderr: str = "") -> Path:
+    """An nvidia-smi that records its arguments and prints what a real one would."""
+    bin_dir.mkdir(exist_ok=True)
+    argv_file = bin_dir / "argv"
+    script = bin_dir / "nvidia-smi"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" > {shlex.quote(str(argv_file))}\n'
+        f"printf '%s' {shlex.quote(stdout)}\n"
+        f"printf '%s' {shlex.quote(stderr)} >&2\n"
+        f"exit {code}\n"
+    )
+    script.chmod(0o755)
+    return argv_file
+
+
+def test_read_gpus_asks_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = _fake_nvidia_smi(tmp_path, stdout=(DATA / "nvidia-smi-8x-h100.txt").read_text())
+    monkeypatch.setenv("PATH", str(tmp_path))
+    reading = hostinfo.read_gpus()
+    assert reading.gpus == (H100,) * 8
+    assert reading.warning is None
+    assert argv.read_text().split() == list(hostinfo.NVIDIA_SMI_QUERY[1:])
+
+
+def test_read_gpus_without_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    reading = hostinfo.read_gpus()
+    assert reading.gpus == ()
+    assert reading.note == "no NVIDIA GPU (nvidia-smi not found)"
+    assert reading.warning is None
+
+
+def test_read_gpus_no_devices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_nvidia_smi(tmp_path, stdout="No devices were found\n", code=6)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    reading = hostinfo.read_gpus()
+    assert reading.gpus == ()
+    assert reading.note == "no NVIDIA GPU (nvidia-smi lists none)"
+    assert reading.warning is None
+
+
+def test_read_gpus_failing_means_no_gpu_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_nvidia_smi(
+        tmp_path,
+        stdout="",
+        stderr="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n",
+        code=9,
+    )
+    monkeypatch.setenv("PATH", str(tmp_path))
+    reading = hostinfo.read_gpus()
+    assert reading.gpus == ()
+    assert reading.warning is not None
+    assert "exit 9: NVIDIA-SMI has failed" in reading.warning
+    assert "--gpu-cc" in reading.warning
+
+
+@pytest.mark.parametrize(
+    ("system", "machine", "expected"),
+    [
+        ("Linux", "x86_64", "x86_64"),
+        ("Linux", "AMD64", "x86_64"),
+        ("Linux", "aarch64", "aarch64"),
+        ("Linux", "arm64", "aarch64"),
+        ("Darwin", "arm64", "arm64-darwin"),
+        ("Darwin", "x86_64", "x86_64-darwin"),
+        ("Linux", "ppc64le", "ppc64le"),
+        ("Windows", "AMD64", "x86_64-windows"),
+    ],
+)
+def test_normalize_machine(system: str, machine: str, expected: str) -> None:
+    assert hostinfo.normalize_machine(system, machine) == expected
