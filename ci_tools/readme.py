@@ -69,6 +69,12 @@ def _row_label(variant: Variant) -> str:
     return "CPU only"
 
 
+def _example(variants: tuple[Variant, ...]) -> str:
+    """A name that shows every part of the grammar: a GPU one where the branch has one."""
+    gpu = [v.name for v in variants if v.kind is Kind.GPU]
+    return gpu[0] if gpu else (variants[0].name if variants else "")
+
+
 def block_context(catalog: Catalog) -> dict[str, object]:
     branches = []
     for name, branch in catalog.branches.items():
@@ -83,7 +89,7 @@ def block_context(catalog: Catalog) -> dict[str, object]:
                 "grid": branch_grid(variants, catalog),
                 "counts": counts,
                 "darwin": [v.name for v in variants if v.kind is Kind.DARWIN],
-                "example": variants[0].name if variants else "",
+                "example": _example(variants),
             }
         )
     gpu_branches = {
