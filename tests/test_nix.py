@@ -7,6 +7,7 @@ Runs `nix-instantiate` (Debian's nix-bin); skips with the reason where it is mis
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -32,7 +33,7 @@ def nix_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """nix-instantiate with its state in a temporary directory: works unprivileged and offline."""
     state = tmp_path_factory.mktemp("nix-state")
     return {
-        "PATH": "/usr/bin:/bin",
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(state),
         "NIX_STATE_DIR": str(state / "state"),
         "NIX_LOG_DIR": str(state / "log"),
@@ -60,7 +61,7 @@ def rendered(
 
 def _nix(args: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["nix-instantiate", "--readonly-mode", *args],
+        [shutil.which("nix-instantiate") or "nix-instantiate", "--readonly-mode", *args],
         env=dict(env),
         capture_output=True,
         text=True,
