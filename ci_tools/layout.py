@@ -14,6 +14,7 @@ PKGS_DIR = ".flox/pkgs"
 LIB_DIR = ".flox/pkgs/lib"
 MANIFEST = ".flox/env/manifest.toml"
 TEMPLATES_DIR = "templates"
+README = "README.md"
 WORKFLOWS_DIR = ".github/workflows"
 
 # Every generated file carries this marker in its first lines; `generate` never overwrites
@@ -47,6 +48,11 @@ def recipe_path(name: str) -> str:
 def lib_template(lib_path: str) -> str:
     """`.flox/pkgs/lib/x.nix` is rendered from `templates/lib/x.nix.j2`."""
     return f"{TEMPLATES_DIR}/lib/{lib_path.rsplit('/', 1)[-1]}.j2"
+
+
+def builder_of_kind(kind: Kind) -> str:
+    """The parametric builder of a base package (pytorch) of this kind."""
+    return _BUILDER[kind]
 
 
 def builder_of(variant: Variant) -> str:

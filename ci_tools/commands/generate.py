@@ -1,0 +1,105 @@
+"""`ci-tools generate`: render a branch's recipes, and the README's tables, from the catalog.
+
+Everything is rendered in memory first; only then is anything written, file by file, each
+atomically. `--check` writes nothing and fails naming every file that differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ci_tools import fsutil, generated, layout, readme, render
+from ci_tools.commands import _common
+from ci_tools.errors import EXIT_OK, FailedError
+from ci_tools.model import Catalog
+
+if TYPE_CHECKING:
+    import jinja2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    _common.add_catalog_option(parser)
+    parser.add_argument(
+        "--branch",
+        default=None,
+        help="the catalog branch to render (default: the current git branch if the catalog "
+        "has it, else main)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"where the recipes go (default: {layout.PKGS_DIR}); the README's tables are "
+        "kept current only for the default",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 naming every missing, stale or extra file",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = _common.load(args)
+    root = _common.catalog_path(args).resolve().parent
+    branch = args.branch or _common.default_branch(catalog, Path.cwd())
+    catalog.branch(branch)  # an unknown branch is bad input that lists the known ones
+    out_dir: Path = args.out if args.out is not None else Path(layout.PKGS_DIR)
+
+    env = render.environment(root / layout.TEMPLATES_DIR)
+    files = render.render_branch(catalog, branch, env)
+    plan = generated.plan(out_dir, files)
+    readme_update = _readme_update(root, out_dir, catalog, env)
+
+    if args.check:
+        return _check(plan, readme_update, branch)
+    generated.apply(plan)
+    if readme_update is not None:
+        fsutil.atomic_write_text(readme_update[0], readme_update[1])
+    written = len(plan.missing) + len(plan.stale)
+    print(
+        f"generate: branch {branch}: {render.recipe_count(files)} recipes and "
+        f"{len(files) - render.recipe_count(files)} lib files in {out_dir}: {written} written, "
+        f"{plan.unchanged} unchanged, {len(plan.extra)} removed"
+        + (f"; updated {readme_update[0].name}" if readme_update is not None else "")
+    )
+    return EXIT_OK
+
+
+def _readme_update(
+    root: Path, out_dir: Path, catalog: Catalog, env: jinja2.Environment
+) -> tuple[Path, str] | None:
+    """The README's new text when it is the repository's and its blocks are out of date.
+
+    Only a run for the repository itself (the default output directory) keeps the README;
+    a run into another directory leaves it alone. A repository without a README has nothing
+    to keep current.
+    """
+    path = root / layout.README
+    if out_dir.resolve() != (root / layout.PKGS_DIR).resolve() or not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    new_text = readme.splice(text, readme.render_blocks(catalog, env), layout.README)
+    return None if new_text == text else (path, new_text)
+
+
+def _check(plan: generated.Plan, readme_update: tuple[Path, str] | None, branch: str) -> int:
+    problems = [
+        *(f"missing: {plan.out_dir / f.path}" for f in plan.missing),
+        *(f"stale: {plan.out_dir / f.path}" for f in plan.stale),
+        *(f"not generated (no header), differs: {plan.out_dir / p}" for p in plan.foreign),
+        *(f"extra: {plan.out_dir / p} (the catalog no longer produces it)" for p in plan.extra),
+    ]
+    if readme_update is not None:
+        problems.append(f"stale: {readme_update[0].name} (its generated tables)")
+    if not problems:
+        print(f"generate --check: branch {branch}: {plan.unchanged} files current")
+        return EXIT_OK
+    raise FailedError(
+        f"{len(problems)} generated file(s) differ from the catalog; "
+        f"run `ci-tools generate --branch {branch}` and commit the result:\n"
+        + "\n".join(f"  {line}" for line in problems)
+    )

@@ -1,0 +1,204 @@
+"""`ci-tools generate` end to end, as a user runs it: counts, --check, pruning, refusals."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliRunner
+
+HAND_WRITTEN = "{ pinnedPkgs ? null }:\n# written by a person\nnull\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, repo_root: Path) -> Path:
+    """A copy of the parts of the repository that generate reads and writes."""
+    copy = tmp_path / "repo"
+    copy.mkdir()
+    shutil.copy(repo_root / "catalog.yaml", copy)
+    shutil.copy(repo_root / "README.md", copy)
+    shutil.copytree(repo_root / "templates", copy / "templates")
+    shutil.copytree(repo_root / ".flox" / "pkgs", copy / ".flox" / "pkgs")
+    return copy
+
+
+def _snapshot(directory: Path) -> dict[str, str]:
+    return {
+        p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize(
+    ("branch", "pytorch", "torchvision"),
+    [("main", 44 + 1, 44), ("cuda-12_9", 57 + 1, 57), ("cuda-13_0", 59 + 1, 4)],
+)
+def test_counts_per_branch(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, branch: str, pytorch: int, torchvision: int
+) -> None:
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    out = tmp_path / "out"
+    result = run_cli("generate", "--branch", branch, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    names = sorted(p.name for p in out.glob("*.nix"))
+    assert sum(n.startswith("pytorch-") for n in names) == pytorch
+    assert sum(n.startswith("torchvision-") for n in names) == torchvision
+    assert len(names) == pytorch + torchvision
+    assert sorted(p.name for p in (out / "lib").iterdir()) == [
+        "nixpkgs.nix",
+        "torch-cpu.nix",
+        "torch-cuda.nix",
+        "torch-darwin.nix",
+        "torch-dependent.nix",
+    ]
+    assert f"branch {branch}: {pytorch + torchvision} recipes and 5 lib files" in result.stdout
+    # A run into another directory leaves the repository's README alone.
+    assert (repo_root / "README.md").read_text(encoding="utf-8") == readme
+    again = run_cli("generate", "--branch", branch, "--out", str(out), "--check")
+    assert again.returncode == 0, again.stderr
+
+
+def test_the_repository_is_current(run_cli: CliRunner, repo_root: Path) -> None:
+    """The committed .flox/pkgs and README tables are what the catalog renders."""
+    result = run_cli("generate", "--check", cwd=repo_root)
+    assert result.returncode == 0, result.stderr
+
+
+def test_check_names_a_hand_edited_recipe_and_generate_repairs_it(
+    run_cli: CliRunner, repo: Path
+) -> None:
+    recipe = repo / ".flox/pkgs/pytorch-python313-cuda12_8-sm90-avx512.nix"
+    original = recipe.read_text(encoding="utf-8")
+    recipe.write_text(original.replace('"9.0"', '"9.0a"'), encoding="utf-8")
+    before = _snapshot(repo)
+
+    check = run_cli("generate", "--check", cwd=repo)
+    assert check.returncode == 1
+    assert "stale: .flox/pkgs/pytorch-python313-cuda12_8-sm90-avx512.nix" in check.stderr
+    assert "ci-tools generate --branch main" in check.stderr
+    assert _snapshot(repo) == before  # --check writes nothing
+
+    fix = run_cli("generate", cwd=repo)
+    assert fix.returncode == 0, fix.stderr
+    assert "1 written" in fix.stdout
+    assert recipe.read_text(encoding="utf-8") == original
+
+
+def test_check_names_missing_and_extra_and_generate_prunes(run_cli: CliRunner, repo: Path) -> None:
+    pkgs = repo / ".flox/pkgs"
+    (pkgs / "pytorch-python313-cpu-avx2.nix").unlink()
+    header = (pkgs / "pytorch-python313-cpu-avx512.nix").read_text(encoding="utf-8")
+    (pkgs / "pytorch-python313-cuda12_8-sm75-avx2.nix").write_text(header, encoding="utf-8")
+    (pkgs / "lib" / "old-builder.nix").write_text(header, encoding="utf-8")
+    (pkgs / "hand-written.nix").write_text(HAND_WRITTEN, encoding="utf-8")
+
+    check = run_cli("generate", "--check", cwd=repo)
+    assert check.returncode == 1
+    assert "missing: .flox/pkgs/pytorch-python313-cpu-avx2.nix" in check.stderr
+    assert "extra: .flox/pkgs/pytorch-python313-cuda12_8-sm75-avx2.nix" in check.stderr
+    assert "extra: .flox/pkgs/lib/old-builder.nix" in check.stderr
+    assert "hand-written" not in check.stderr
+
+    result = run_cli("generate", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert "1 written" in result.stdout and "2 removed" in result.stdout
+    assert (pkgs / "pytorch-python313-cpu-avx2.nix").is_file()
+    assert not (pkgs / "pytorch-python313-cuda12_8-sm75-avx2.nix").exists()
+    assert not (pkgs / "lib" / "old-builder.nix").exists()
+    assert (pkgs / "hand-written.nix").read_text(encoding="utf-8") == HAND_WRITTEN
+
+
+def test_a_file_without_header_is_never_overwritten(run_cli: CliRunner, repo: Path) -> None:
+    pkgs = repo / ".flox/pkgs"
+    (pkgs / "pytorch-python313-cpu-avx2.nix").write_text(HAND_WRITTEN, encoding="utf-8")
+    (pkgs / "pytorch-python313-cpu-avx512.nix").unlink()
+    before = _snapshot(repo)
+
+    result = run_cli("generate", cwd=repo)
+    assert result.returncode == 2
+    assert ".flox/pkgs/pytorch-python313-cpu-avx2.nix" in result.stderr
+    assert "generated-file header" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _snapshot(repo) == before  # refused before writing anything
+
+    check = run_cli("generate", "--check", cwd=repo)
+    assert check.returncode == 1
+    assert "no header" in check.stderr and "pytorch-python313-cpu-avx2.nix" in check.stderr
+
+
+def test_broken_catalog_names_file_and_line_and_writes_nothing(
+    run_cli: CliRunner, repo: Path
+) -> None:
+    catalog = repo / "catalog.yaml"
+    lines = catalog.read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines, 1) if line.strip().startswith("sm86: *six"))
+    lines[number - 1] = lines[number - 1].replace("sm86", "sm87")
+    catalog.write_text("".join(lines), encoding="utf-8")
+    out = repo / "out"
+
+    result = run_cli("generate", "--out", str(out), cwd=repo)
+    assert result.returncode == 2
+    assert f"catalog.yaml:{number}:" in result.stderr
+    assert "sm87" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_broken_template_writes_nothing(run_cli: CliRunner, repo: Path) -> None:
+    (repo / "templates/lib/torch-cuda.nix.j2").write_text("{% endif %}\n", encoding="utf-8")
+    (repo / ".flox/pkgs/pytorch-python313-cpu-avx2.nix").unlink()
+    before = _snapshot(repo)
+    result = run_cli("generate", cwd=repo)
+    assert result.returncode == 2
+    assert "templates/lib/torch-cuda.nix.j2:1:" in result.stderr
+    assert _snapshot(repo) == before
+
+
+def test_unknown_branch_lists_the_known_ones(run_cli: CliRunner, repo: Path) -> None:
+    result = run_cli("generate", "--branch", "cuda-99_0", cwd=repo)
+    assert result.returncode == 2
+    assert "cuda-99_0" in result.stderr
+    assert "main, cuda-12_9, cuda-13_0" in result.stderr
+
+
+def test_missing_catalog(run_cli: CliRunner, tmp_path: Path) -> None:
+    result = run_cli("generate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no catalog here" in result.stderr
+
+
+def test_stale_readme_block(run_cli: CliRunner, repo: Path) -> None:
+    readme = repo / "README.md"
+    original = readme.read_text(encoding="utf-8")
+    readme.write_text(original.replace("| sm90 | 9.0 |", "| sm90 | 9.1 |"), encoding="utf-8")
+
+    check = run_cli("generate", "--check", cwd=repo)
+    assert check.returncode == 1
+    assert "stale: README.md" in check.stderr
+
+    result = run_cli("generate", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert "updated README.md" in result.stdout
+    assert readme.read_text(encoding="utf-8") == original
+
+
+def test_readme_prose_outside_the_blocks_is_kept(run_cli: CliRunner, repo: Path) -> None:
+    readme = repo / "README.md"
+    text = readme.read_text(encoding="utf-8") + "\nA paragraph a person wrote.\n"
+    readme.write_text(text, encoding="utf-8")
+    result = run_cli("generate", "--check", cwd=repo)
+    assert result.returncode == 0, result.stderr
+
+
+def test_readme_without_markers_is_bad_input(run_cli: CliRunner, repo: Path) -> None:
+    readme = repo / "README.md"
+    readme.write_text(
+        readme.read_text(encoding="utf-8").replace("<!-- END generated: gpus -->\n", ""),
+        encoding="utf-8",
+    )
+    result = run_cli("generate", cwd=repo)
+    assert result.returncode == 2
+    assert "README.md: no generated block 'gpus'" in result.stderr

@@ -1,0 +1,194 @@
+"""ci_tools.render: catalog -> recipe text. Golden files for one recipe of each kind.
+
+Refresh the golden files after an intended change with `UPDATE_GOLDEN=1 python3 -m pytest
+tests/test_render.py` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci_tools import layout, render
+from ci_tools.errors import InputError
+from ci_tools.model import Catalog, Kind
+from ci_tools.variants import expand, find
+
+GOLDEN = Path(__file__).parent / "golden" / "render"
+
+# One recipe of each kind, and the lib files, by (branch, path in the output directory).
+REPRESENTATIVES = (
+    ("main", "pytorch-python313-cuda12_8-sm90-avx512.nix"),
+    ("cuda-13_0", "pytorch-python313-cuda13_0-sm121-armv9.nix"),
+    ("main", "pytorch-python313-cuda12_8-sm61-avx.nix"),
+    ("main", "pytorch-python313-cpu-avx2.nix"),
+    ("main", "pytorch-python313-darwin-mps.nix"),
+    ("main", "torchvision-python313-cuda12_8-sm90-avx512.nix"),
+    ("main", "lib/nixpkgs.nix"),
+    ("main", "lib/torch-cuda.nix"),
+    ("main", "lib/torch-cpu.nix"),
+    ("main", "lib/torch-darwin.nix"),
+    ("main", "lib/torch-dependent.nix"),
+)
+
+
+@pytest.fixture(scope="module")
+def branches(catalog: Catalog, repo_root: Path) -> dict[str, dict[str, str]]:
+    env = render.environment(repo_root / layout.TEMPLATES_DIR)
+    return {
+        branch: {f.path: f.text for f in render.render_branch(catalog, branch, env)}
+        for branch in catalog.branches
+    }
+
+
+@pytest.mark.parametrize(("branch", "path"), REPRESENTATIVES)
+def test_golden(branches: dict[str, dict[str, str]], branch: str, path: str) -> None:
+    text = branches[branch][path]
+    golden = GOLDEN / branch / path
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text, encoding="utf-8")
+    assert golden.is_file(), f"{golden} missing: run with UPDATE_GOLDEN=1"
+    assert text == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("branch", "recipes"),
+    [("main", 44 + 1 + 44), ("cuda-12_9", 57 + 1 + 57), ("cuda-13_0", 59 + 1 + 4)],
+)
+def test_counts(branches: dict[str, dict[str, str]], branch: str, recipes: int) -> None:
+    paths = set(branches[branch])
+    lib = {p for p in paths if p.startswith("lib/")}
+    assert len(paths - lib) == recipes
+    assert lib == {
+        "lib/nixpkgs.nix",
+        "lib/torch-cuda.nix",
+        "lib/torch-cpu.nix",
+        "lib/torch-darwin.nix",
+        "lib/torch-dependent.nix",
+    }
+
+
+def test_every_file_starts_with_the_header(branches: dict[str, dict[str, str]]) -> None:
+    for branch, files in branches.items():
+        for path, text in files.items():
+            first = text.splitlines()[0]
+            assert first == render.header("catalog.yaml", branch), path
+            assert render.is_generated(text)
+            assert f"ci-tools generate --branch {branch}" in first
+
+
+def test_file_name_is_pname_and_gpu_targets_are_decimal(
+    catalog: Catalog, branches: dict[str, dict[str, str]]
+) -> None:
+    for branch in catalog.branches:
+        for variant in expand(catalog, branch):
+            text = branches[branch][f"{variant.name}.nix"]
+            assert f'  pname = "{variant.name}";' in text
+            if variant.kind is Kind.GPU and variant.requires is None:
+                assert variant.gpu is not None
+                assert f'capability = "{variant.gpu.capability}";' in text
+                assert "sm_" not in text
+
+
+def test_dependent_imports_its_sibling(
+    catalog: Catalog, branches: dict[str, dict[str, str]]
+) -> None:
+    for branch in catalog.branches:
+        for variant in expand(catalog, branch):
+            text = branches[branch][f"{variant.name}.nix"]
+            if variant.requires is not None:
+                assert f"torch = import ./{variant.requires}.nix {{ inherit pinnedPkgs; }};" in text
+                assert f"{variant.requires}.nix" in branches[branch]
+            # Only the builder reads the package set: no recipe declares a torch of its own.
+            assert ".torch" not in text
+
+
+def test_branch_pin_reaches_lib(catalog: Catalog, branches: dict[str, dict[str, str]]) -> None:
+    for name, branch in catalog.branches.items():
+        text = branches[name]["lib/nixpkgs.nix"]
+        assert f"archive/{branch.nixpkgs_rev}.tar.gz" in text
+        assert f"cudaPackages = final.{branch.cuda_packages};" in text
+
+
+def test_describe(catalog: Catalog) -> None:
+    gpu = find(catalog, "main", "pytorch-python313-cuda12_8-sm90-avx512")
+    assert render.describe(gpu) == (
+        "pytorch 2.8.0 for SM90 (Hopper: H100, H200), CUDA 12.8, AVX-512, Python 3.13"
+    )
+    tv = find(catalog, "main", "torchvision-python313-cpu-avx2")
+    assert render.describe(tv) == (
+        "torchvision 0.23.0 built against pytorch-python313-cpu-avx2, Python 3.13"
+    )
+    mps = find(catalog, "main", "pytorch-python313-darwin-mps")
+    assert render.describe(mps) == "pytorch 2.8.0 for Apple Silicon (MPS), Python 3.13"
+
+
+@pytest.mark.parametrize(
+    ("value", "literal"),
+    [
+        ("9.0", '"9.0"'),
+        ('say "hi"', '"say \\"hi\\""'),
+        ("${builtins.abort}", '"\\${builtins.abort}"'),
+        ("back\\slash", '"back\\\\slash"'),
+        ("two\nlines", '"two\\nlines"'),
+        (True, "true"),
+        (None, "null"),
+        (32, "32"),
+        (("-mavx2", "-mfma"), '[ "-mavx2" "-mfma" ]'),
+        ((), "[ ]"),
+    ],
+)
+def test_nix_literal(value: object, literal: str) -> None:
+    assert render.nix_literal(value) == literal
+
+
+def test_nix_literal_refuses_what_it_cannot_spell() -> None:
+    with pytest.raises(TypeError):
+        render.nix_literal(1.5)
+
+
+def test_is_generated_looks_at_the_first_lines_only() -> None:
+    assert render.is_generated(render.header("catalog.yaml", "main") + "\n{ }\n")
+    assert not render.is_generated("{ }\n")
+    assert not render.is_generated("a\nb\nc\n# Generated by ci-tools\n")
+
+
+def test_broken_template_names_file_and_line(
+    tmp_path: Path, catalog: Catalog, repo_root: Path
+) -> None:
+    templates = tmp_path / "templates"
+    subprocess.run(["cp", "-r", str(repo_root / "templates"), str(tmp_path)], check=True)
+    (templates / "lib" / "torch-cpu.nix.j2").write_text("line one\n{% if %}\n", encoding="utf-8")
+    env = render.environment(templates)
+    with pytest.raises(InputError, match=r"templates/lib/torch-cpu\.nix\.j2:2: "):
+        render.render_branch(catalog, "main", env)
+
+
+def test_undefined_template_variable_is_an_error(
+    tmp_path: Path, catalog: Catalog, repo_root: Path
+) -> None:
+    subprocess.run(["cp", "-r", str(repo_root / "templates"), str(tmp_path)], check=True)
+    (tmp_path / "templates" / "lib" / "torch-cpu.nix.j2").write_text(
+        "{{ nope }}\n", encoding="utf-8"
+    )
+    env = render.environment(tmp_path / "templates")
+    with pytest.raises(InputError, match=r"torch-cpu\.nix\.j2: 'nope' is undefined"):
+        render.render_branch(catalog, "main", env)
+
+
+def test_missing_templates_directory(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no templates here"):
+        render.environment(tmp_path / "templates")
+
+
+def test_importing_render_does_not_import_jinja2() -> None:
+    code = "import sys, ci_tools.render, ci_tools.readme, ci_tools.commands.generate; print('jinja2' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
