@@ -1,0 +1,69 @@
+"""The one retry policy of publish and release: tenacity, bounded, with injectable sleep.
+
+Each caller says what is transient; this module says how long to keep trying. A caller may
+also name a delay the server asked for (Retry-After), which replaces the backoff for that wait.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryPolicy:
+    """Exponential backoff with jitter, stopped by attempts or total time, whichever first."""
+
+    attempts: int = 5
+    total_seconds: float = 600.0
+    initial_seconds: float = 2.0
+    max_seconds: float = 60.0
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+
+
+def call(
+    policy: RetryPolicy,
+    action: Callable[[], T],
+    *,
+    transient: Callable[[BaseException], bool],
+    server_delay: Callable[[BaseException], float | None] = lambda _exc: None,
+    on_retry: Callable[[int, BaseException, float], None] = lambda _n, _exc, _delay: None,
+) -> T:
+    """Run `action`; on an exception `transient` accepts, wait and run it again.
+
+    A permanent exception, or the last transient one, propagates unchanged.
+    """
+    from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
+    from tenacity.wait import wait_exponential_jitter
+
+    backoff = wait_exponential_jitter(initial=policy.initial_seconds, max=policy.max_seconds)
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        asked = server_delay(exc) if exc is not None else None
+        # The server's own delay wins, but never past the total budget.
+        delay = backoff(state) if asked is None else max(0.0, asked)
+        return min(delay, policy.total_seconds)
+
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        delay = state.next_action.sleep if state.next_action is not None else 0.0
+        if exc is not None:
+            on_retry(state.attempt_number, exc, delay)
+
+    retrying = Retrying(
+        stop=stop_after_attempt(policy.attempts) | stop_after_delay(policy.total_seconds),
+        wait=wait,
+        retry=retry_if_exception(transient),
+        sleep=policy.sleep,
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    return retrying(action)
