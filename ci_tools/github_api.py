@@ -115,7 +115,7 @@ class Api:
     def call(self, what: str, action: Callable[[], T]) -> T:
         try:
             return self.attempt(what, action)
-        except Exception as exc:
+        except _api_errors() as exc:
             raise _translate(what, exc, self.settings) from None
 
     def attempt(self, what: str, action: Callable[[], T]) -> T:
@@ -159,7 +159,7 @@ class Api:
         what = f"create release {tag}"
         try:
             return self.attempt(what, create)
-        except Exception as exc:
+        except _api_errors() as exc:
             if not _already_exists(exc):
                 raise _translate(what, exc, self.settings) from None
         self.say(f"GitHub: release {tag} already exists (an earlier attempt made it); updating")
@@ -218,6 +218,14 @@ def connect(settings: Settings, policy: RetryPolicy, say: Callable[[str], None])
         f"open repository {settings.repository}", lambda: client.get_repo(settings.repository)
     )
     return replace(api, repo=repo)
+
+
+def _api_errors() -> tuple[type[Exception], ...]:
+    """What a failed API call raises: answers from GitHub, and network trouble."""
+    from github import GithubException
+    from requests import RequestException
+
+    return (GithubException, RequestException)
 
 
 def _already_exists(exc: BaseException) -> bool:

@@ -40,10 +40,19 @@ def call(
 
     A permanent exception, or the last transient one, propagates unchanged.
     """
-    from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
-    from tenacity.wait import wait_exponential_jitter
+    from tenacity import (
+        Retrying,
+        retry_if_exception,
+        stop_after_attempt,
+        stop_after_delay,
+        wait_exponential,
+        wait_random,
+    )
 
-    backoff = wait_exponential_jitter(initial=policy.initial_seconds, max=policy.max_seconds)
+    # wait_exponential_jitter's arguments changed name across tenacity releases: compose.
+    backoff = wait_exponential(
+        multiplier=policy.initial_seconds, max=policy.max_seconds
+    ) + wait_random(0, policy.initial_seconds)
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
