@@ -110,7 +110,7 @@ def check_checkout(cwd: Path) -> None:
     if not status.ok:
         raise InputError(f"{cwd}: `git status` failed: {status.stderr.strip()}")
     if status.stdout.strip():
-        changed = status.stdout.strip().splitlines()
+        changed = status.stdout.rstrip().splitlines()
         shown = "\n  ".join(changed[:10]) + ("\n  ..." if len(changed) > 10 else "")
         raise InputError(
             f"{cwd}: the git checkout is not clean; `flox publish` needs every change "
