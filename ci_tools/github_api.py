@@ -145,8 +145,11 @@ class Api:
         found = self.call(f"look up release {tag}", by_tag)
         if found is not None:
             return found
-        releases = self.call("list releases", lambda: list(self.repository.get_releases()))
-        return next((r for r in releases if r.tag_name == tag), None)
+        # Pages are fetched lazily: stop at the first match.
+        return self.call(
+            "list releases",
+            lambda: next((r for r in self.repository.get_releases() if r.tag_name == tag), None),
+        )
 
     def create_release(self, *, tag: str, name: str, body: str, commit: str) -> GitRelease:
         """Create the release; if a retried POST finds it already made, update that one."""

@@ -26,6 +26,7 @@ class RetryPolicy:
     initial_seconds: float = 2.0
     max_seconds: float = 60.0
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
 
 
 def call(
@@ -40,26 +41,36 @@ def call(
 
     A permanent exception, or the last transient one, propagates unchanged.
     """
-    from tenacity import (
-        Retrying,
-        retry_if_exception,
-        stop_after_attempt,
-        stop_after_delay,
-        wait_exponential,
-        wait_random,
-    )
+    from tenacity import Retrying, retry_if_exception, wait_exponential, wait_random
 
     # wait_exponential_jitter's arguments changed name across tenacity releases: compose.
     backoff = wait_exponential(
         multiplier=policy.initial_seconds, max=policy.max_seconds
     ) + wait_random(0, policy.initial_seconds)
 
-    def wait(state: RetryCallState) -> float:
+    def asked(state: RetryCallState) -> float | None:
         exc = state.outcome.exception() if state.outcome is not None else None
-        asked = server_delay(exc) if exc is not None else None
-        # The server's own delay wins, but never past the total budget.
-        delay = backoff(state) if asked is None else max(0.0, asked)
-        return min(delay, policy.total_seconds)
+        return server_delay(exc) if exc is not None else None
+
+    started = policy.clock()
+
+    def left(_state: RetryCallState) -> float:
+        return policy.total_seconds - (policy.clock() - started)
+
+    def stop(state: RetryCallState) -> bool:
+        # A server that asks for a longer wait than the budget has left ends it now,
+        # rather than after a sleep that cannot be followed by a try.
+        wanted = asked(state)
+        return (
+            state.attempt_number >= policy.attempts
+            or left(state) <= 0
+            or (wanted is not None and wanted > left(state))
+        )
+
+    def wait(state: RetryCallState) -> float:
+        wanted = asked(state)
+        delay = backoff(state) if wanted is None else max(0.0, wanted)
+        return max(0.0, min(delay, left(state)))
 
     def before_sleep(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -68,7 +79,7 @@ def call(
             on_retry(state.attempt_number, exc, delay)
 
     retrying = Retrying(
-        stop=stop_after_attempt(policy.attempts) | stop_after_delay(policy.total_seconds),
+        stop=stop,
         wait=wait,
         retry=retry_if_exception(transient),
         sleep=policy.sleep,
