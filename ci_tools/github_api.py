@@ -8,6 +8,7 @@ message this module raises.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import time
@@ -20,6 +21,7 @@ from ci_tools.retry import RetryPolicy, call
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
+    from github.GitReleaseAsset import GitReleaseAsset
     from github.Repository import Repository
 
 T = TypeVar("T")
@@ -151,12 +153,21 @@ class Api:
             lambda: next((r for r in self.repository.get_releases() if r.tag_name == tag), None),
         )
 
-    def create_release(self, *, tag: str, name: str, body: str, commit: str) -> GitRelease:
-        """Create the release; if a retried POST finds it already made, update that one."""
+    def create_release(
+        self, *, tag: str, name: str, body: str, commit: str, latest: bool
+    ) -> GitRelease:
+        """Create the release; if a retried POST finds it already made, update that one.
+
+        `latest` decides whether GitHub shows it as the repository's latest release.
+        """
 
         def create() -> GitRelease:
             return self.repository.create_git_release(
-                tag, name=name, message=body, target_commitish=commit
+                tag,
+                name=name,
+                message=body,
+                target_commitish=commit,
+                make_latest="true" if latest else "false",
             )
 
         what = f"create release {tag}"
@@ -191,17 +202,40 @@ class Api:
         return any(a.name == name for a in assets)
 
     def replace_asset(self, release: GitRelease, *, name: str, data: bytes) -> None:
-        """Upload `data` as asset `name`, deleting an asset of that name first."""
+        """Upload `data` as asset `name`, deleting an asset of that name first.
+
+        An upload retried after a 5xx may find its first try landed (422 already_exists):
+        then that asset is deleted and the upload made once more.
+        """
+        for last in (False, True):
+            self._delete_assets(release, name)
+
+            def upload() -> None:
+                release.upload_asset_from_memory(
+                    io.BytesIO(data), len(data), name=name, content_type="application/json"
+                )
+
+            what = f"upload asset {name}"
+            try:
+                self.attempt(what, upload)
+                return
+            except _api_errors() as exc:
+                if last or not _already_exists(exc):
+                    raise _translate(what, exc, self.settings) from None
+
+    def _delete_assets(self, release: GitRelease, name: str) -> None:
+        from github import UnknownObjectException
+
         for asset in self.call("list assets", lambda: list(release.get_assets())):
-            if asset.name == name:
-                self.call(f"delete asset {name}", asset.delete_asset)
+            if asset.name != name:
+                continue
 
-        def upload() -> None:
-            release.upload_asset_from_memory(
-                io.BytesIO(data), len(data), name=name, content_type="application/json"
-            )
+            def delete(asset: GitReleaseAsset = asset) -> None:
+                # 404: a retried DELETE whose first try went through.
+                with contextlib.suppress(UnknownObjectException):
+                    asset.delete_asset()
 
-        self.call(f"upload asset {name}", upload)
+            self.call(f"delete asset {name}", delete)
 
 
 def connect(settings: Settings, policy: RetryPolicy, say: Callable[[str], None]) -> Api:

@@ -145,6 +145,7 @@ def test_creates_release_with_notes_and_asset(api: responses.RequestsMock, capsy
     assert created["tag_name"] == TAG
     assert created["target_commitish"] == COMMIT
     assert created["draft"] is False
+    assert created["make_latest"] == "false"  # only main's release is the latest
     assert "PyTorch 2.9.1" in created["name"]
     assert "flox install acme/pytorch-python313-cuda12_9-sm90-avx512" in created["body"]
     assert f"created release {TAG}" in out
@@ -243,6 +244,44 @@ def test_422_already_exists_after_5xx_updates_instead(
     assert len(_sent(api, "POST", f"{REPO_URL}/releases")) == 2
     assert len(_sent(api, "PATCH", RELEASE_URL)) == 1
     assert "already exists" in out
+
+
+def test_asset_upload_and_delete_retried_after_5xx(
+    api: responses.RequestsMock,
+    sleeps: list[float],
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    _repo(api)
+    api.get(_at(f"{REPO_URL}/releases/tags/{TAG}"), json=_release())
+    api.add_callback(responses.PATCH, _at(RELEASE_URL), callback=_echo_patch)
+    asset = _body("github-asset.json")
+    # The old asset: its DELETE answers 502 but went through, so the retry meets 404.
+    api.get(_at(f"{RELEASE_URL}/assets"), json=[asset])
+    api.delete(_at(ASSET_URL), status=502, json=_body("github-error-502.json"))
+    api.delete(_at(ASSET_URL), status=404, json=_body("github-error-404.json"))
+    # The upload answers 502 but landed, so the retry meets 422 already_exists ...
+    api.post(_at(UPLOAD_URL), status=502, json=_body("github-error-502.json"))
+    api.post(_at(UPLOAD_URL), status=422, json=_body("github-error-422-already-exists.json"))
+    # ... and the asset it made is deleted and uploaded once more.
+    api.get(_at(f"{RELEASE_URL}/assets"), json=[asset])
+    api.delete(_at(ASSET_URL), status=204)
+    api.post(_at(UPLOAD_URL), status=201, json=asset)
+
+    code, out, _ = _run(capsys)
+
+    assert code == 1
+    assert f"attached {ASSET}" in out
+    assert len(sleeps) == 2
+    assert [m.split(" ")[0] for m in _methods(api) if "assets" in m] == [
+        "GET",
+        "DELETE",
+        "DELETE",
+        "POST",
+        "POST",
+        "GET",
+        "DELETE",
+        "POST",
+    ]
 
 
 def test_secondary_rate_limit_waits_retry_after(

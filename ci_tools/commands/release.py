@@ -70,7 +70,14 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(body)
     else:
         if existing is None:
-            made = api.create_release(tag=notes.tag, name=notes.name, body=body, commit=commit)
+            # Only the default branch's release is "latest": the CUDA branches sit beside it.
+            made = api.create_release(
+                tag=notes.tag,
+                name=notes.name,
+                body=body,
+                commit=commit,
+                latest=branch.name == "main",
+            )
             say(f"created release {notes.tag}: {made.html_url}")
         else:
             made = api.update_release(existing, name=notes.name, body=body, commit=commit)
