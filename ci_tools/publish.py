@@ -149,11 +149,18 @@ def plan(variants: Sequence[str], records: dict[str, ResultRecord | None]) -> Pl
     return Plan(publish=tuple(to_publish), already=tuple(already), refused=tuple(refused))
 
 
-def load_records(results_dir: Path, variants: Sequence[str]) -> dict[str, ResultRecord | None]:
+def load_records(
+    results_dir: Path, variants: Sequence[str], branch: str | None
+) -> dict[str, ResultRecord | None]:
+    """The record of each variant, None where there is none. CPU variants have the same name
+    on every branch, so a record of another branch is refused rather than trusted."""
     out: dict[str, ResultRecord | None] = {}
     for name in variants:
         path = results.result_path(results_dir, name)
-        out[name] = results.load(path) if path.exists() else None
+        record = results.load(path) if path.exists() else None
+        if record is not None and branch is not None and record.branch != branch:
+            raise InputError(f"{path}: a record of branch {record.branch}, not {branch}")
+        out[name] = record
     return out
 
 
@@ -214,12 +221,13 @@ def run(
     results_dir: Path,
     cwd: Path,
     dry_run: bool,
+    branch: str | None = None,
     policy: RetryPolicy,
     say: Callable[[str], None] = print,
 ) -> None:
     """Publish what passed; raise FailedError naming every refused or failed variant."""
     validate_org(org)
-    records = load_records(results_dir, variants)
+    records = load_records(results_dir, variants, branch)
     chosen = plan(variants, records)
     for name in chosen.already:
         say(f"{name}: already published to {org}; skipped")

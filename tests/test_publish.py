@@ -277,3 +277,11 @@ def test_cli_unknown_branch_exit_2(run_cli, results_dir: Path) -> None:  # type:
     done = run_cli("publish", PASSED, "--org", "acme", "--branch", "cuda-99")
     assert done.returncode == 2
     assert 'unknown branch "cuda-99"' in done.stderr
+
+
+def test_cli_record_of_another_branch_exit_2(run_cli, results_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    done = run_cli(
+        "publish", PASSED, "--org", "acme", "--branch", "main", "--results", str(results_dir)
+    )
+    assert done.returncode == 2
+    assert "a record of branch cuda-12_9, not main" in done.stderr

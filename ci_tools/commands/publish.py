@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         results_dir=args.results,
         cwd=Path.cwd(),
         dry_run=args.dry_run,
+        branch=branch,
         policy=RetryPolicy(attempts=4, total_seconds=1800, initial_seconds=30, max_seconds=300),
         say=lambda line: print(line, flush=True, file=sys.stdout),
     )
