@@ -1,0 +1,48 @@
+"""`ci-tools publish VARIANT... --org ORG [--results DIR] [--dry-run] [--branch B]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ci_tools.commands import _common
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    _common.add_catalog_option(parser)
+    parser.add_argument("variants", nargs="+", metavar="VARIANT", help="variants to publish")
+    parser.add_argument("--org", required=True, help="the Flox organisation to publish to")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="folder of result records, DIR/<variant>.result.json (default: results)",
+    )
+    parser.add_argument("--branch", default=None, help="catalog branch (default: the git branch)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the commands; publish and write nothing"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ci_tools import publish, variants
+    from ci_tools.retry import RetryPolicy
+
+    publish.validate_org(args.org)
+    catalog = _common.load(args)
+    branch = args.branch or _common.default_branch(catalog, Path.cwd())
+    for name in args.variants:
+        variants.find(catalog, branch, name)
+    publish.run(
+        args.variants,
+        org=args.org,
+        results_dir=args.results,
+        cwd=Path.cwd(),
+        dry_run=args.dry_run,
+        branch=branch,
+        policy=RetryPolicy(attempts=4, total_seconds=1800, initial_seconds=30, max_seconds=300),
+        say=lambda line: print(line, flush=True, file=sys.stdout),
+    )
+    return 0

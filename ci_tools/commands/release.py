@@ -1,0 +1,104 @@
+"""`ci-tools release --branch B --results DIR [--org ORG] [--dry-run]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from ci_tools.commands import _common
+from ci_tools.retry import RetryPolicy
+
+# Bounded in total time so a GitHub outage fails the job instead of hanging it.
+POLICY = RetryPolicy(attempts=6, total_seconds=900, initial_seconds=2, max_seconds=120)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    _common.add_catalog_option(parser)
+    parser.add_argument("--branch", required=True, help="the catalog branch released")
+    parser.add_argument(
+        "--results", required=True, type=Path, metavar="DIR", help="folder of result records"
+    )
+    parser.add_argument(
+        "--org",
+        default=None,
+        help="Flox organisation for the install lines (default: the records')",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="read from GitHub only; print what would change"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ci_tools import github_api, publish, release, results, variants
+    from ci_tools.errors import FailedError
+
+    if args.org is not None:
+        publish.validate_org(args.org)
+    catalog = _common.load(args)
+    branch = catalog.branch(args.branch)
+    settings = github_api.settings_from_env(os.environ)
+
+    def say(line: str) -> None:
+        print(settings.redact(line), flush=True)
+
+    commit = release.validate_commit(os.environ.get("GITHUB_SHA") or _head_commit())
+    records = results.load_dir(args.results)
+    branch_variants = variants.expand(catalog, branch.name)
+    release.check_records(records, branch.name, (v.name for v in branch_variants))
+    notes = release.build_notes(
+        branch=branch, variants=branch_variants, records=records, commit=commit, org=args.org
+    )
+    body = release.render_notes(notes, release.templates_dir(_common.catalog_path(args)))
+    asset = release.asset_name(notes.tag)
+    data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
+
+    api = github_api.connect(settings, POLICY, say)
+    existing = api.find_release(notes.tag)
+    if args.dry_run:
+        if existing is None:
+            say(f"would create release {notes.tag} ({notes.name}) at {commit}")
+            say(f"would upload asset {asset}")
+        else:
+            draft = " (a draft, kept as draft)" if existing.draft else ""
+            say(f"would update release {notes.tag}{draft}: {existing.html_url}")
+            replaced = api.existing_asset(existing, asset)
+            say(f"would {'replace' if replaced else 'upload'} asset {asset}")
+        say("release notes:")
+        sys.stdout.write(body)
+    else:
+        if existing is None:
+            # Only the default branch's release is "latest": the CUDA branches sit beside it.
+            made = api.create_release(
+                tag=notes.tag,
+                name=notes.name,
+                body=body,
+                commit=commit,
+                latest=branch.name == "main",
+            )
+            say(f"created release {notes.tag}: {made.html_url}")
+        else:
+            made = api.update_release(existing, name=notes.name, body=body, commit=commit)
+            state = " (kept as draft)" if made.draft else ""
+            say(f"updated release {notes.tag}{state}: {made.html_url}")
+        api.replace_asset(made, name=asset, data=data)
+        say(f"attached {asset}")
+    counts = ", ".join(f"{n} {o}" for o, n in sorted(notes.counts.items()))
+    say(f"variants of {branch.name}: {counts}")
+    if notes.failed:
+        raise FailedError(
+            "failed: " + ", ".join(f"{r.variant} ({r.outcome})" for r in notes.failed)
+        )
+    return 0
+
+
+def _head_commit() -> str:
+    from ci_tools import proc
+    from ci_tools.errors import InputError
+
+    result = proc.run(["git", "rev-parse", "HEAD"], timeout=60)
+    if not result.ok:
+        raise InputError("GITHUB_SHA is not set and `git rev-parse HEAD` failed: set GITHUB_SHA")
+    return result.stdout.strip()

