@@ -50,7 +50,7 @@ _FLAG = re.compile(r"[a-z0-9_]+")
 _SM = re.compile(r"sm\d+")
 
 
-class TestScope(StrEnum):
+class CheckScope(StrEnum):
     GPU = "gpu"
     CPU = "cpu"
     NONE = "none"
@@ -81,7 +81,7 @@ class Pool:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TestRunner:
+class GpuRunner:
     labels: tuple[str, ...]
     platform: Platform
     sm: str
@@ -93,11 +93,11 @@ class TestRunner:
 @dataclass(frozen=True, kw_only=True)
 class Inventory:
     builders: Mapping[Platform, Pool]
-    test_runners: tuple[TestRunner, ...] = ()
+    test_runners: tuple[GpuRunner, ...] = ()
     source: str | None = None  # the file it came from; None for the defaults
     builders_line: int = 0
 
-    def gpu_runners(self, platform: Platform, sm: str) -> tuple[TestRunner, ...]:
+    def gpu_runners(self, platform: Platform, sm: str) -> tuple[GpuRunner, ...]:
         return tuple(r for r in self.test_runners if r.platform is platform and r.sm == sm)
 
 
@@ -105,7 +105,7 @@ class Inventory:
 class Placement:
     runs_on: tuple[str, ...]
     timeout_minutes: int
-    test: TestScope
+    test: CheckScope
     test_reason: str
 
 
@@ -128,13 +128,13 @@ def place(inventory: Inventory, variant: Placeable) -> Placement | None:
     if variant.kind is Kind.DARWIN:
         # Every Apple-silicon Mac has the MPS GPU the darwin-mps variant targets.
         return Placement(
-            runs_on=pool.labels, timeout_minutes=timeout, test=TestScope.GPU, test_reason=""
+            runs_on=pool.labels, timeout_minutes=timeout, test=CheckScope.GPU, test_reason=""
         )
     if variant.cpuinfo is None:
         return Placement(
             runs_on=pool.labels,
             timeout_minutes=timeout,
-            test=TestScope.NONE,
+            test=CheckScope.NONE,
             test_reason=f"ISA {variant.isa} is not in the ISA table: "
             "nobody can tell which CPUs run it",
         )
@@ -148,11 +148,12 @@ def place(inventory: Inventory, variant: Placeable) -> Placement | None:
                 return Placement(
                     runs_on=runner.labels,
                     timeout_minutes=runner_timeout,
-                    test=TestScope.GPU,
+                    test=CheckScope.GPU,
                     test_reason="",
                 )
         if candidates:
-            lacking = _missing(need, candidates[0].cpu_flags)
+            nearest = min(candidates, key=lambda r: len(set(need) - r.cpu_flags))
+            lacking = _missing(need, nearest.cpu_flags)
             gpu_note = f"the {variant.sm} test runners' CPUs lack {lacking}"
         else:
             gpu_note = f"no {variant.platform} test runner has an {variant.sm} GPU"
@@ -161,16 +162,16 @@ def place(inventory: Inventory, variant: Placeable) -> Placement | None:
             f"builder pool {pool.platform} declares no cpu_flags: "
             f"nobody can tell whether its CPUs run {variant.isa}"
         )
-        scope = TestScope.NONE
+        scope = CheckScope.NONE
     elif not pool.cpu_flags.issuperset(need):
         why = (
             f"builder pool {pool.platform} lacks {_missing(need, pool.cpu_flags)}: "
             "running it would die of SIGILL"
         )
-        scope = TestScope.NONE
+        scope = CheckScope.NONE
     else:
         why = "CUDA checks skipped" if gpu_note else ""
-        scope = TestScope.CPU
+        scope = CheckScope.CPU
     reason = "; ".join(part for part in (gpu_note, why) if part)
     return Placement(runs_on=pool.labels, timeout_minutes=timeout, test=scope, test_reason=reason)
 
@@ -240,7 +241,7 @@ def _inventory(root: Node, problems: Problems, known_sms: set[str] | None) -> In
             builders_node.line,
             f"builders must map platforms to pools, got {kind_of(builders_node.value)}",
         )
-    runners: list[TestRunner] = []
+    runners: list[GpuRunner] = []
     if "test_runners" in root.value:
         list_node = root.child("test_runners")
         if list_node.is_list():
@@ -292,7 +293,7 @@ def _pool(name: str, node: Node, problems: Problems) -> Pool | None:
 
 def _test_runner(
     index: int, node: Node, problems: Problems, known_sms: set[str] | None
-) -> TestRunner | None:
+) -> GpuRunner | None:
     what = f"test_runners[{index}]"
     if not check_keys(
         node,
@@ -328,7 +329,7 @@ def _test_runner(
     timeouts = _timeouts(node, problems, what)
     if labels is None or platform is None or sm is None or flags is None:
         return None
-    return TestRunner(
+    return GpuRunner(
         labels=labels,
         platform=platform,
         sm=sm,
