@@ -8,7 +8,6 @@ stdout stays pure JSON.
 
 from __future__ import annotations
 
-import secrets
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,6 +34,8 @@ def format_outputs(outputs: Mapping[str, str]) -> str:
     lines: list[str] = []
     for name, value in outputs.items():
         if "\n" in value or "\r" in value:
+            import secrets  # only here: it costs the common path a few milliseconds
+
             delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
             lines += [f"{name}<<{delimiter}", value, delimiter]
         else:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from ci_tools import runners
 from ci_tools.errors import InputError
@@ -29,6 +29,8 @@ from ci_tools.variants import Variant
 # GitHub runs at most 256 jobs from one matrix.
 SHARD_SIZE = 256
 DEFAULT_MAX_SHARDS = 4
+
+T = TypeVar("T")
 
 
 class Group(StrEnum):
@@ -132,9 +134,14 @@ def plan(
 
     entries: list[Entry] = []
     unserved: dict[Platform, list[str]] = {}
+    # Thousands of variants share a few hundred (platform, kind, SM, ISA) combinations.
+    placements: dict[tuple[object, ...], Placement | None] = {}
     for name, members in units:
         lead = members[0]
-        placement = runners.place(inventory, lead)
+        key = (lead.platform, lead.kind, lead.sm, lead.isa, lead.cpuinfo)
+        if key not in placements:
+            placements[key] = runners.place(inventory, lead)
+        placement = placements[key]
         if placement is None:
             unserved.setdefault(lead.platform, []).extend(t.name for t in members)
             continue
@@ -202,43 +209,54 @@ def _short_names(targets: Iterable[Target]) -> dict[str, str]:
 # --- GitHub output ---------------------------------------------------------------------------
 
 
-def matrix_json(entries: Iterable[Entry]) -> dict[str, Any]:
-    return {"include": [e.to_json() for e in entries]}
+Row = dict[str, Any]  # one entry as JSON data
 
 
-def shard(
-    entries: Sequence[Entry], max_shards: int = DEFAULT_MAX_SHARDS
-) -> list[tuple[Entry, ...]]:
+def rows(entries: Iterable[Entry]) -> list[Row]:
+    return [e.to_json() for e in entries]
+
+
+def matrix_text(matrix_rows: Sequence[Row]) -> str:
+    """The matrix for people: one compact entry per line, so it reads and diffs by entry
+    (and json's C encoder does the work: indenting would take its slow pure-Python path)."""
+    if not matrix_rows:
+        return '{"include": []}\n'
+    lines = ",\n  ".join(json.dumps(row) for row in matrix_rows)
+    return '{"include": [\n  ' + lines + "\n]}\n"
+
+
+def shard(items: Sequence[T], max_shards: int = DEFAULT_MAX_SHARDS) -> list[tuple[T, ...]]:
     """Split into the fewest shards of at most SHARD_SIZE entries, sizes within one of each
     other so the shard jobs finish together. More than `max_shards` is bad input."""
-    if not entries:
+    if not items:
         return []
-    count = math.ceil(len(entries) / SHARD_SIZE)
+    count = math.ceil(len(items) / SHARD_SIZE)
     if count > max_shards:
         raise InputError(
-            f"the matrix has {len(entries)} entries: that needs {count} shards of at most "
+            f"the matrix has {len(items)} entries: that needs {count} shards of at most "
             f"{SHARD_SIZE} (GitHub's limit per matrix), more than --max-shards {max_shards}. "
             "Narrow it with --package/--platform/--select/--skip, or pass --max-shards "
             f"{count} and give the workflow a build job for each of matrix-0 ... "
             f"matrix-{count - 1}"
         )
-    base, extra = divmod(len(entries), count)
-    out: list[tuple[Entry, ...]] = []
+    base, extra = divmod(len(items), count)
+    out: list[tuple[T, ...]] = []
     start = 0
     for index in range(count):
         size = base + (1 if index < extra else 0)
-        out.append(tuple(entries[start : start + size]))
+        out.append(tuple(items[start : start + size]))
         start += size
     return out
 
 
 def github_outputs(
-    entries: Sequence[Entry], max_shards: int = DEFAULT_MAX_SHARDS
+    matrix_rows: Sequence[Row], max_shards: int = DEFAULT_MAX_SHARDS
 ) -> dict[str, str]:
-    """`count`, `shards` and `matrix-0` ... `matrix-N` (at least four, unused ones empty)."""
-    shards = shard(entries, max_shards)
-    outputs = {"count": str(len(entries)), "shards": str(len(shards))}
+    """`count`, `shards` and `matrix-0` ... `matrix-N` (at least four, unused ones empty),
+    each matrix compact JSON on one line."""
+    shards = shard(matrix_rows, max_shards)
+    outputs = {"count": str(len(matrix_rows)), "shards": str(len(shards))}
     for index in range(max(max_shards, DEFAULT_MAX_SHARDS)):
-        members = shards[index] if index < len(shards) else ()
-        outputs[f"matrix-{index}"] = json.dumps(matrix_json(members), separators=(",", ":"))
+        members = list(shards[index]) if index < len(shards) else []
+        outputs[f"matrix-{index}"] = json.dumps({"include": members}, separators=(",", ":"))
     return outputs

@@ -138,7 +138,7 @@ def test_selecting_only_the_dependent_still_builds_its_base(
 
 def test_nothing_matched_is_an_empty_matrix(catalog: Catalog, shipped_inventory: Inventory) -> None:
     assert plan(catalog, shipped_inventory, select=("nothing-*",)) == ()
-    assert matrix.matrix_json(()) == {"include": []}
+    assert json.loads(matrix.matrix_text([])) == {"include": []}
 
 
 def test_affected_keeps_stacks_with_any_changed_variant(
@@ -258,7 +258,7 @@ def test_more_than_max_shards_is_bad_input_that_explains_max_shards() -> None:
 
 def test_github_outputs_follow_the_contract() -> None:
     entries = _entries(300)
-    outputs = matrix.github_outputs(entries)
+    outputs = matrix.github_outputs(matrix.rows(entries))
     assert list(outputs) == ["count", "shards", "matrix-0", "matrix-1", "matrix-2", "matrix-3"]
     assert outputs["count"] == "300" and outputs["shards"] == "2"
     shards = [json.loads(outputs[f"matrix-{i}"])["include"] for i in range(4)]
@@ -272,7 +272,9 @@ def test_github_outputs_follow_the_contract() -> None:
 def test_a_full_shard_fits_a_job_output(catalog: Catalog, shipped_inventory: Inventory) -> None:
     """A job output holds at most 1 MB; the widest entry of the catalog, 256 times over."""
     widest = max(plan(catalog, shipped_inventory, "cuda-12_9"), key=lambda e: len(str(e.to_json())))
-    text = json.dumps(matrix.matrix_json([widest] * 256), separators=(",", ":"))
+    outputs = matrix.github_outputs(matrix.rows([widest] * 256))
+    text = outputs["matrix-0"]
+    assert len(json.loads(text)["include"]) == 256
     assert len(text.encode()) < 256 * 1024
 
 
@@ -292,3 +294,14 @@ def test_pool_timeouts_per_kind(catalog: Catalog) -> None:
     assert minutes["py313-sm90-avx2"] == 500
     assert minutes["py313-cpu-avx2"] == 60
     assert minutes["py313-darwin-mps"] == 30
+
+
+def test_printed_matrix_is_json_with_one_entry_per_line(
+    catalog: Catalog, shipped_inventory: Inventory
+) -> None:
+    matrix_rows = matrix.rows(plan(catalog, shipped_inventory))
+    text = matrix.matrix_text(matrix_rows)
+    assert json.loads(text) == {"include": matrix_rows}
+    lines = text.splitlines()
+    assert (lines[0], lines[-1]) == ('{"include": [', "]}")
+    assert len(lines) == len(matrix_rows) + 2

@@ -205,3 +205,30 @@ def test_explicit_runners_file_must_exist(tmp_path: Path, run_cli: CliRunner) ->
     result = run_cli("matrix", "--runners", str(tmp_path / "none.yaml"))
     assert result.returncode == 2
     assert "file not found" in result.stderr
+
+
+def test_benchmark_script_runs_and_checks_its_sharding() -> None:
+    """A smoke run with tiny sizes: the figures are printed, the sharding checks pass.
+    No timing is asserted; the goals are the script's business."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/bench_matrix.py",
+            "--runs",
+            "1",
+            "--pythons",
+            "2",
+            "--sms",
+            "22",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"cold start .* ratio \d+\.\dx", result.stdout)
+    assert "554 variants, --group none: 554 entries in 3 shards" in result.stdout
+    assert "--group stack: 278 entries in 2 shards" in result.stdout
+    assert result.stdout.count("sharding right") == 2

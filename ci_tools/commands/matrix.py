@@ -2,7 +2,7 @@
 
 Variants come from the catalog, or, in a checkout with `.flox/pkgs/*.nix` and no catalog,
 from the recipe file names. The runner inventory (`runners.yaml`, optional) says where each
-entry builds and what its test can check. stdout is the matrix, indented for people;
+entry builds and what its test can check. stdout is the matrix, one entry per line;
 `--github-output` also writes it compact to `$GITHUB_OUTPUT`, sharded by 256 entries.
 This path must stay light: no jinja2, no PyGithub (a test holds it to that).
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -139,8 +138,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if not entries:
         ghoutput.notice(_empty_reason(args, source, selection), env)
+    matrix_rows = matrix.rows(entries)
     if output is not None:
-        outputs = matrix.github_outputs(entries, args.max_shards)
+        outputs = matrix.github_outputs(matrix_rows, args.max_shards)
         shards = int(outputs["shards"])
         if shards > 1:
             ghoutput.notice(
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
                 env,
             )
         ghoutput.append_outputs(output, outputs)
-    sys.stdout.write(json.dumps(matrix.matrix_json(entries), indent=2) + "\n")
+    sys.stdout.write(matrix.matrix_text(matrix_rows))
     return 0
 
 
