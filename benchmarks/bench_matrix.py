@@ -159,30 +159,23 @@ def check_outputs(output: Path, stdout: str, want: Synthetic, group: str) -> lis
     return wrong
 
 
+def run_matrix(root: Path, output: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """`ci-tools matrix --github-output` on the synthetic branch, from a fresh process."""
+    argv = ["-m", "ci_tools", "matrix", "--catalog", str(root / "catalog.yaml")]
+    argv += ["--branch", "synthetic", "--github-output", *options]
+    env = child_env({"GITHUB_OUTPUT": str(output)})
+    return subprocess.run(
+        [sys.executable, *argv], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+
+
 def scale(want: Synthetic, group: str, runs: int, root: Path) -> tuple[float, list[str]]:
     output = root / f"output-{group}"
-    argv = [
-        "-m",
-        "ci_tools",
-        "matrix",
-        "--catalog",
-        str(root / "catalog.yaml"),
-        "--branch",
-        "synthetic",
-        "--group",
-        group,
-        "--github-output",
-        "--max-shards",
-        "64",
-    ]
     times, wrong = [], []
     for _ in range(runs):
         output.write_text("")
-        env = child_env({"GITHUB_OUTPUT": str(output)})
         started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, *argv], cwd=root, env=env, capture_output=True, text=True, check=False
-        )
+        done = run_matrix(root, output, "--group", group, "--max-shards", "64")
         times.append(time.perf_counter() - started)
         if done.returncode != 0:
             return math.inf, [f"exit {done.returncode}: {done.stderr.strip()}"]
@@ -192,22 +185,7 @@ def scale(want: Synthetic, group: str, runs: int, root: Path) -> tuple[float, li
 
 def refuses_too_many_shards(root: Path) -> list[str]:
     """Without --max-shards, more than 4 x 256 entries is bad input that names the way out."""
-    argv = [
-        "-m",
-        "ci_tools",
-        "matrix",
-        "--catalog",
-        str(root / "catalog.yaml"),
-        "--branch",
-        "synthetic",
-        "--group",
-        "none",
-        "--github-output",
-    ]
-    env = child_env({"GITHUB_OUTPUT": str(root / "refused")})
-    done = subprocess.run(
-        [sys.executable, *argv], cwd=root, env=env, capture_output=True, text=True, check=False
-    )
+    done = run_matrix(root, root / "refused", "--group", "none")
     if done.returncode != 2 or "--max-shards" not in done.stderr:
         return [f"more than 4 shards: exit {done.returncode}, expected 2 naming --max-shards"]
     return []
