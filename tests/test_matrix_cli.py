@@ -232,3 +232,53 @@ def test_benchmark_script_runs_and_checks_its_sharding() -> None:
     assert "554 variants, --group none: 554 entries in 3 shards" in result.stdout
     assert "--group stack: 278 entries in 2 shards" in result.stdout
     assert result.stdout.count("sharding right") == 2
+
+
+def _synthetic_checkout(tmp_path: Path, pythons: int, sms: int) -> Path:
+    from benchmarks.bench_matrix import synthetic
+
+    made = synthetic(pythons, sms)
+    (tmp_path / "catalog.yaml").write_text(made.catalog)
+    (tmp_path / "runners.yaml").write_text(made.runners)
+    return tmp_path
+
+
+def test_more_than_256_entries_are_sharded_with_a_notice(
+    tmp_path: Path, run_cli: CliRunner
+) -> None:
+    root = _synthetic_checkout(tmp_path, pythons=2, sms=22)
+    out = tmp_path / "output"
+    result = run_cli(
+        "matrix",
+        "--branch",
+        "synthetic",
+        "--group",
+        "none",
+        "--github-output",
+        cwd=root,
+        env={"GITHUB_OUTPUT": str(out), "GITHUB_ACTIONS": "true"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        "::notice::554 entries are more than GitHub's 256 per matrix: "
+        "split into 3 shards (matrix-0 ... matrix-2)\n"
+    )
+    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert (outputs["count"], outputs["shards"]) == ("554", "3")
+    sizes = [len(json.loads(outputs[f"matrix-{i}"])["include"]) for i in range(4)]
+    assert sizes == [185, 185, 184, 0]
+
+
+def test_more_than_four_shards_is_bad_input(tmp_path: Path, run_cli: CliRunner) -> None:
+    root = _synthetic_checkout(tmp_path, pythons=2, sms=44)
+    out = tmp_path / "output"
+    args = ("matrix", "--branch", "synthetic", "--group", "none", "--github-output")
+    result = run_cli(*args, cwd=root, env={"GITHUB_OUTPUT": str(out)})
+    assert result.returncode == 2
+    assert "1082 entries: that needs 5 shards" in result.stderr
+    assert "--max-shards 5" in result.stderr
+    assert out.exists() is False and result.stdout == ""
+    wider = run_cli(*args, "--max-shards", "5", cwd=root, env={"GITHUB_OUTPUT": str(out)})
+    assert wider.returncode == 0, wider.stderr
+    assert "shards=5\n" in out.read_text()
+    assert "matrix-4=" in out.read_text()
