@@ -77,7 +77,6 @@ class Pool:
     labels: tuple[str, ...]
     timeouts: Mapping[Kind, int]
     cpu_flags: frozenset[str] | None = None  # None: not declared, so nothing can be promised
-    line: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +86,6 @@ class GpuRunner:
     sm: str
     cpu_flags: frozenset[str]
     timeouts: Mapping[Kind, int] | None = None  # None: the platform pool's
-    line: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -286,9 +284,7 @@ def _pool(name: str, node: Node, problems: Problems) -> Pool | None:
     flags = _flags(node, problems, what) if "cpu_flags" in node.value else None
     if labels is None:
         return None
-    return Pool(
-        platform=Platform(name), labels=labels, timeouts=timeouts, cpu_flags=flags, line=node.line
-    )
+    return Pool(platform=Platform(name), labels=labels, timeouts=timeouts, cpu_flags=flags)
 
 
 def _test_runner(
@@ -335,7 +331,6 @@ def _test_runner(
         sm=sm,
         cpu_flags=flags,
         timeouts=timeouts,
-        line=node.line,
     )
 
 
