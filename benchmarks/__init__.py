@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print figures (`python benchmarks/bench_matrix.py`), not tests."""

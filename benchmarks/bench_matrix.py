@@ -1,0 +1,237 @@
+"""How fast `ci-tools matrix` is, as a person or a workflow runs it (issue 3, item 8).
+
+    python benchmarks/bench_matrix.py [--runs N] [--pythons P] [--sms S]
+
+1. Cold start: the median wall-clock of `python -m ci_tools matrix --branch cuda-13_0` in
+   this checkout, as a ratio to `python -c pass` on the same machine. Goal: <= 6x (the
+   matrix path imports neither PyGithub nor jinja2).
+2. Scale: `ci-tools matrix --github-output` over a generated catalog of P Pythons x S SMs
+   (the defaults give 5,170 variants on one branch), once per package and once per stack.
+   Goal: <= 1 s each; and the sharding must be right: `count`, `shards`, no shard over 256,
+   every variant in exactly one entry of one shard.
+
+It prints its figures; it exits 1 only if an output is wrong, never because of a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+COLD_GOAL = 6.0
+SCALE_GOAL_S = 1.0
+SHARD_SIZE = 256
+ISAS = ("avx2", "avx512", "avx512bf16", "avx512vnni", "armv8_2", "armv9")
+X86_FLAGS = "avx, avx2, fma, f16c, avx512f, avx512dq, avx512vl, avx512bw, avx512_vnni"
+ARM_FLAGS = "fphp, asimdhp, asimddp, sve, sve2"
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env["PYTHONPATH"] = str(REPO)
+    env.update(extra or {})
+    return env
+
+
+def wall(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, *argv], cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def cold_start(runs: int) -> tuple[float, float]:
+    """Medians of `python -c pass` and of the matrix command, runs interleaved so that a
+    busy moment of the machine hits both alike."""
+    env = child_env()
+    matrix = ["-m", "ci_tools", "matrix", "--branch", "cuda-13_0"]
+    wall(matrix, REPO, env)  # file-system caches, as on a runner that has checked out
+    base, tool = [], []
+    for _ in range(runs):
+        base.append(wall(["-c", "pass"], REPO, env))
+        tool.append(wall(matrix, REPO, env))
+    return statistics.median(base), statistics.median(tool)
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    catalog: str
+    runners: str
+    packages: frozenset[str]  # every variant name the branch has
+    stacks: int
+
+
+def synthetic(pythons: int, sms: int) -> Synthetic:
+    """One branch, `pythons` Pythons x (`sms` SMs x six ISAs + six CPU ISAs), PyTorch and
+    TorchVision, plus darwin-mps for PyTorch. Names are spelled here, not by ci_tools, so
+    the check does not trust the code it checks."""
+    shipped = (REPO / "catalog.yaml").read_text(encoding="utf-8")
+    head = shipped[: shipped.index("\ngpus:")]  # packages and isas, as shipped
+    gpu_names = [f"sm{1000 + i}" for i in range(sms)]
+    gpus = "".join(
+        f'  {sm}: {{capability: "{sm[2:-1]}.{sm[-1]}", family: synthetic, hardware: [x]}}\n'
+        for sm in gpu_names
+    )
+    versions = [f"3.{10 + i}" for i in range(pythons)]
+    gpu_block = "".join(f"          {sm}: *isas\n" for sm in gpu_names)
+    variant_block = (
+        "      pytorch:\n"
+        f"        cpu: &isas [{', '.join(ISAS)}]\n"
+        f"        gpu:\n{gpu_block}"
+        "        darwin_mps: true\n"
+        "      torchvision:\n"
+        "        cpu: *isas\n"
+        f"        gpu:\n{gpu_block}"
+    )
+    catalog = (
+        f"{head}\ngpus:\n{gpus}\nbranches:\n  synthetic:\n"
+        '    versions: {pytorch: "2.8.0", torchvision: "0.23.0"}\n'
+        '    cuda: "12.8"\n'
+        f"    python: [{', '.join(json.dumps(v) for v in versions)}]\n"
+        "    min_driver: 550\n"
+        "    nixpkgs: {rev: fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3}\n"
+        "    cuda_packages: cudaPackages_12_8\n"
+        f"    variants:\n{variant_block}"
+    )
+    runners = (
+        "builders:\n"
+        f"  x86_64-linux: {{labels: [self-hosted, Linux, X64], cpu_flags: [{X86_FLAGS}]}}\n"
+        f"  aarch64-linux: {{labels: [self-hosted, Linux, ARM64], cpu_flags: [{ARM_FLAGS}]}}\n"
+        "  aarch64-darwin: {labels: [self-hosted, macOS, ARM64]}\n"
+        "test_runners:\n"
+        + "".join(
+            f"  - {{labels: [self-hosted, Linux, X64, gpu-{sm}], platform: x86_64-linux, "
+            f"sm: {sm}, cpu_flags: [{X86_FLAGS}]}}\n"
+            for sm in gpu_names[:3]
+        )
+    )
+    names: set[str] = set()
+    for version in versions:
+        tag = "python" + version.replace(".", "")
+        for package in ("pytorch", "torchvision"):
+            names.update(f"{package}-{tag}-cpu-{isa}" for isa in ISAS)
+            names.update(f"{package}-{tag}-cuda12_8-{sm}-{isa}" for sm in gpu_names for isa in ISAS)
+        names.add(f"pytorch-{tag}-darwin-mps")
+    return Synthetic(
+        catalog=catalog,
+        runners=runners,
+        packages=frozenset(names),
+        stacks=pythons * (sms * len(ISAS) + len(ISAS) + 1),
+    )
+
+
+def check_outputs(output: Path, stdout: str, want: Synthetic, group: str) -> list[str]:
+    """What is wrong with the step outputs and the printed matrix; empty if nothing."""
+    values = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    count, shards = int(values["count"]), int(values["shards"])
+    expected = len(want.packages) if group == "none" else want.stacks
+    wrong = []
+    if count != expected:
+        wrong.append(f"count={count}, expected {expected}")
+    if shards != math.ceil(expected / SHARD_SIZE):
+        wrong.append(f"shards={shards}, expected {math.ceil(expected / SHARD_SIZE)}")
+    entries = []
+    for index in range(max(shards, 4)):
+        shard = json.loads(values[f"matrix-{index}"])["include"]
+        if not (0 < len(shard) <= SHARD_SIZE if index < shards else not shard):
+            wrong.append(f"matrix-{index} holds {len(shard)} entries")
+        entries.extend(shard)
+    packages = [p for e in entries for p in e["packages"]]
+    if len(packages) != len(set(packages)) or set(packages) != want.packages:
+        wrong.append(
+            f"{len(packages)} packages in the shards ({len(set(packages))} distinct), "
+            f"expected each of {len(want.packages)} once"
+        )
+    if len({e["name"] for e in entries}) != len(entries):
+        wrong.append("entry names repeat")
+    if json.loads(stdout)["include"] != entries:
+        wrong.append("stdout differs from the shards put together")
+    return wrong
+
+
+def run_matrix(root: Path, output: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """`ci-tools matrix --github-output` on the synthetic branch, from a fresh process."""
+    argv = ["-m", "ci_tools", "matrix", "--catalog", str(root / "catalog.yaml")]
+    argv += ["--branch", "synthetic", "--github-output", *options]
+    env = child_env({"GITHUB_OUTPUT": str(output)})
+    return subprocess.run(
+        [sys.executable, *argv], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def scale(want: Synthetic, group: str, runs: int, root: Path) -> tuple[float, list[str]]:
+    output = root / f"output-{group}"
+    times, wrong = [], []
+    for _ in range(runs):
+        output.write_text("")
+        started = time.perf_counter()
+        done = run_matrix(root, output, "--group", group, "--max-shards", "64")
+        times.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            return math.inf, [f"exit {done.returncode}: {done.stderr.strip()}"]
+        wrong = check_outputs(output, done.stdout, want, group)
+    return statistics.median(times), wrong
+
+
+def refuses_too_many_shards(root: Path) -> list[str]:
+    """Without --max-shards, more than 4 x 256 entries is bad input that names the way out."""
+    done = run_matrix(root, root / "refused", "--group", "none")
+    if done.returncode != 2 or "--max-shards" not in done.stderr:
+        return [f"more than 4 shards: exit {done.returncode}, expected 2 naming --max-shards"]
+    return []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=11, help="runs per figure (median)")
+    parser.add_argument("--pythons", type=int, default=10, help="Pythons in the synthetic branch")
+    parser.add_argument("--sms", type=int, default=42, help="SMs in the synthetic branch")
+    args = parser.parse_args(argv)
+
+    print(
+        f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs; "
+        f"bytecode cache {'off' if os.environ.get('PYTHONDONTWRITEBYTECODE') else 'on'}"
+    )
+    base, tool = cold_start(args.runs)
+    ratio = tool / base
+    print(
+        f"cold start  python -c pass: {base * 1000:.0f} ms; "
+        f"ci-tools matrix --branch cuda-13_0: {tool * 1000:.0f} ms; "
+        f"ratio {ratio:.1f}x (goal <= {COLD_GOAL:.0f}x: {'met' if ratio <= COLD_GOAL else 'MISSED'})"
+    )
+
+    want = synthetic(args.pythons, args.sms)
+    wrong: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bench-matrix-") as tmp:
+        root = Path(tmp)
+        (root / "catalog.yaml").write_text(want.catalog, encoding="utf-8")
+        (root / "runners.yaml").write_text(want.runners, encoding="utf-8")
+        for group, entries in (("none", len(want.packages)), ("stack", want.stacks)):
+            seconds, problems = scale(want, group, args.runs, root)
+            shards = math.ceil(entries / SHARD_SIZE)
+            verdict = "met" if seconds <= SCALE_GOAL_S else "MISSED"
+            print(
+                f"scale       {len(want.packages)} variants, --group {group}: {entries} entries "
+                f"in {shards} shards, {seconds * 1000:.0f} ms (goal <= {SCALE_GOAL_S:.0f} s: "
+                f"{verdict}); sharding {'right' if not problems else 'WRONG'}"
+            )
+            wrong += problems
+        if len(want.packages) > 4 * SHARD_SIZE:
+            wrong += refuses_too_many_shards(root)
+    for problem in wrong:
+        print(f"wrong: {problem}", file=sys.stderr)
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

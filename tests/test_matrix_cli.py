@@ -1,0 +1,284 @@
+"""`ci-tools matrix` as a user and a workflow run it: a separate process from this checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, CliRunner
+
+GOLDEN = REPO_ROOT / "tests" / "golden"
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare with tests/golden/NAME; `UPDATE_GOLDEN=1 pytest ...` rewrites it."""
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"{path} is missing: run with UPDATE_GOLDEN=1 to create it"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs (UPDATE_GOLDEN=1 updates it)"
+
+
+@pytest.mark.parametrize(
+    ("golden", "args", "count"),
+    [
+        ("matrix-main.json", ("--branch", "main"), 45),
+        ("matrix-main-group-none.json", ("--branch", "main", "--group", "none"), 89),
+        ("matrix-cuda-13_0.json", ("--branch", "cuda-13_0"), 60),
+    ],
+)
+def test_shipped_catalog_matrix(
+    run_cli: CliRunner, golden: str, args: tuple[str, ...], count: int
+) -> None:
+    result = run_cli("matrix", *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert len(json.loads(result.stdout)["include"]) == count
+    check_golden(golden, result.stdout)
+
+
+def test_matrix_imports_neither_jinja2_nor_pygithub() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ci_tools", "matrix", "--branch", "main"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = set(re.findall(r"\|\s+([\w.]+)$", result.stderr, flags=re.MULTILINE))
+    assert "ci_tools.matrix" in imported  # the check sees the command's own imports
+    heavy = {m for m in imported if m.split(".")[0] in {"jinja2", "github", "tenacity", "torch"}}
+    assert heavy == set()
+
+
+def test_github_output_writes_the_contract(tmp_path: Path, run_cli: CliRunner) -> None:
+    out = tmp_path / "output"
+    out.write_text("earlier=1\n")
+    result = run_cli(
+        "matrix", "--branch", "main", "--github-output", env={"GITHUB_OUTPUT": str(out)}
+    )
+    assert result.returncode == 0, result.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == "earlier=1"  # appended, as GitHub expects
+    outputs = dict(line.split("=", 1) for line in lines[1:])
+    assert list(outputs) == ["count", "shards", "matrix-0", "matrix-1", "matrix-2", "matrix-3"]
+    assert (outputs["count"], outputs["shards"]) == ("45", "1")
+    assert json.loads(outputs["matrix-0"]) == json.loads(result.stdout)
+    assert outputs["matrix-1"] == '{"include":[]}'
+
+
+def test_github_output_needs_the_variable(run_cli: CliRunner) -> None:
+    result = run_cli("matrix", "--branch", "main", "--github-output")
+    assert result.returncode == 2
+    assert "$GITHUB_OUTPUT" in result.stderr
+    assert result.stdout == ""
+
+
+def test_nothing_matched_prints_an_empty_matrix(tmp_path: Path, run_cli: CliRunner) -> None:
+    out = tmp_path / "output"
+    result = run_cli(
+        "matrix",
+        "--branch",
+        "main",
+        "--select",
+        "*-sm103-*",
+        "--github-output",
+        env={"GITHUB_OUTPUT": str(out), "GITHUB_ACTIONS": "true"},
+    )
+    assert result.returncode == 0
+    assert json.loads(result.stdout) == {"include": []}
+    assert result.stderr.startswith("::notice::the matrix is empty: the selection matched none")
+    assert "count=0\nshards=0\n" in out.read_text()
+
+
+def test_selection_options_combine(run_cli: CliRunner) -> None:
+    result = run_cli(
+        "matrix",
+        "--branch",
+        "cuda-12_9",
+        "--package",
+        "torchvision",
+        "--platform",
+        "aarch64-linux",
+        "--select",
+        "*-sm1*",
+        "--skip",
+        "*-armv9",
+    )
+    assert result.returncode == 0, result.stderr
+    entries = json.loads(result.stdout)["include"]
+    assert [e["name"] for e in entries] == [
+        "py313-sm100-armv8_2",
+        "py313-sm103-armv8_2",
+        "py313-sm120-armv8_2",
+    ]
+    assert all(e["packages"][0].startswith("pytorch-") for e in entries)
+
+
+def test_unknown_branch_lists_the_known_ones(run_cli: CliRunner) -> None:
+    result = run_cli("matrix", "--branch", "cuda-14_0")
+    assert result.returncode == 2
+    assert 'unknown branch "cuda-14_0"' in result.stderr
+    assert "main, cuda-12_9, cuda-13_0" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_package_offers_the_close_one(run_cli: CliRunner) -> None:
+    result = run_cli("matrix", "--branch", "main", "--package", "torchvison")
+    assert result.returncode == 2
+    assert 'did you mean "torchvision"?' in result.stderr
+
+
+def test_bad_platform_is_an_argument_error(run_cli: CliRunner) -> None:
+    result = run_cli("matrix", "--platform", "x86_64-darwin")
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def _repo_copy(tmp_path: Path, runners: str) -> Path:
+    shutil.copy(REPO_ROOT / "catalog.yaml", tmp_path / "catalog.yaml")
+    (tmp_path / "runners.yaml").write_text(runners)
+    return tmp_path
+
+
+def test_inventory_errors_are_annotations_under_actions(tmp_path: Path, run_cli: CliRunner) -> None:
+    root = _repo_copy(tmp_path, "builders:\n  x86_64-linux:\n    lables: [a]\n")
+    result = run_cli("matrix", "--branch", "main", cwd=root, env={"GITHUB_ACTIONS": "true"})
+    assert result.returncode == 2
+    assert "runners.yaml:3: unknown key" in result.stderr
+    assert re.search(
+        r"^::error file=runners\.yaml,line=3::unknown key \"lables\"", result.stdout, re.M
+    )
+    assert re.search(r"^::error file=runners\.yaml,line=2::", result.stdout, re.M)
+
+
+def test_catalog_errors_are_annotations_under_actions(tmp_path: Path, run_cli: CliRunner) -> None:
+    broken = (
+        (REPO_ROOT / "catalog.yaml")
+        .read_text()
+        .replace("    family: Hopper\n", "    famly: Hopper\n")
+    )
+    (tmp_path / "catalog.yaml").write_text(broken)
+    line = broken.splitlines().index("    famly: Hopper") + 1
+    result = run_cli("matrix", "--branch", "main", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert result.returncode == 2
+    assert f"::error file=catalog.yaml,line={line}::unknown key" in result.stdout
+
+
+def test_platform_without_pool_names_it_and_its_variants(
+    tmp_path: Path, run_cli: CliRunner
+) -> None:
+    root = _repo_copy(
+        tmp_path,
+        "builders:\n  x86_64-linux:\n    labels: [a]\n  aarch64-darwin:\n    labels: [b]\n",
+    )
+    result = run_cli("matrix", "--branch", "main", cwd=root)
+    assert result.returncode == 2
+    assert "runners.yaml:1: no builder pool for platform aarch64-linux" in result.stderr
+    assert "pytorch-python313-cpu-armv8_2" in result.stderr
+    assert "and 18 more" in result.stderr  # 28 aarch64-linux packages, ten named
+    ok = run_cli(
+        "matrix",
+        "--branch",
+        "main",
+        "--runners",
+        str(root / "runners.yaml"),
+        "--platform",
+        "x86_64-linux",
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert {tuple(e["runs_on"]) for e in json.loads(ok.stdout)["include"]} == {("a",)}
+
+
+def test_explicit_runners_file_must_exist(tmp_path: Path, run_cli: CliRunner) -> None:
+    result = run_cli("matrix", "--runners", str(tmp_path / "none.yaml"))
+    assert result.returncode == 2
+    assert "file not found" in result.stderr
+
+
+def test_benchmark_script_runs_and_checks_its_sharding() -> None:
+    """A smoke run with tiny sizes: the figures are printed, the sharding checks pass.
+    No timing is asserted; the goals are the script's business."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/bench_matrix.py",
+            "--runs",
+            "1",
+            "--pythons",
+            "2",
+            "--sms",
+            "22",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"cold start .* ratio \d+\.\dx", result.stdout)
+    assert "554 variants, --group none: 554 entries in 3 shards" in result.stdout
+    assert "--group stack: 278 entries in 2 shards" in result.stdout
+    assert result.stdout.count("sharding right") == 2
+
+
+def _synthetic_checkout(tmp_path: Path, pythons: int, sms: int) -> Path:
+    from benchmarks.bench_matrix import synthetic
+
+    made = synthetic(pythons, sms)
+    (tmp_path / "catalog.yaml").write_text(made.catalog)
+    (tmp_path / "runners.yaml").write_text(made.runners)
+    return tmp_path
+
+
+def test_more_than_256_entries_are_sharded_with_a_notice(
+    tmp_path: Path, run_cli: CliRunner
+) -> None:
+    root = _synthetic_checkout(tmp_path, pythons=2, sms=22)
+    out = tmp_path / "output"
+    result = run_cli(
+        "matrix",
+        "--branch",
+        "synthetic",
+        "--group",
+        "none",
+        "--github-output",
+        cwd=root,
+        env={"GITHUB_OUTPUT": str(out), "GITHUB_ACTIONS": "true"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        "::notice::554 entries are more than GitHub's 256 per matrix: "
+        "split into 3 shards (matrix-0 ... matrix-2)\n"
+    )
+    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert (outputs["count"], outputs["shards"]) == ("554", "3")
+    sizes = [len(json.loads(outputs[f"matrix-{i}"])["include"]) for i in range(4)]
+    assert sizes == [185, 185, 184, 0]
+
+
+def test_more_than_four_shards_is_bad_input(tmp_path: Path, run_cli: CliRunner) -> None:
+    root = _synthetic_checkout(tmp_path, pythons=2, sms=44)
+    out = tmp_path / "output"
+    args = ("matrix", "--branch", "synthetic", "--group", "none", "--github-output")
+    result = run_cli(*args, cwd=root, env={"GITHUB_OUTPUT": str(out)})
+    assert result.returncode == 2
+    assert "1082 entries: that needs 5 shards" in result.stderr
+    assert "--max-shards 5" in result.stderr
+    assert out.exists() is False and result.stdout == ""
+    wider = run_cli(*args, "--max-shards", "5", cwd=root, env={"GITHUB_OUTPUT": str(out)})
+    assert wider.returncode == 0, wider.stderr
+    assert "shards=5\n" in out.read_text()
+    assert "matrix-4=" in out.read_text()

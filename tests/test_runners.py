@@ -1,0 +1,258 @@
+"""The runner inventory: loading with file:line validation, and where a variant goes."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ci_tools.errors import SourceError
+from ci_tools.matrix import Target
+from ci_tools.model import Kind, Platform
+from ci_tools.runners import (
+    DEFAULT_LABELS,
+    CheckScope,
+    Inventory,
+    default_inventory,
+    load_inventory,
+    place,
+)
+
+AVX512_BF16 = ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_bf16")
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "runners.yaml"
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def load(tmp_path: Path, text: str, known_sms: tuple[str, ...] | None = None) -> Inventory:
+    return load_inventory(write(tmp_path, text), "runners.yaml", known_sms=known_sms)
+
+
+def problems(tmp_path: Path, text: str, known_sms: tuple[str, ...] | None = None) -> list[str]:
+    with pytest.raises(SourceError) as caught:
+        load(tmp_path, text, known_sms)
+    return [str(p) for p in caught.value.problems]
+
+
+def variant(
+    *,
+    sm: str | None = "sm90",
+    isa: str | None = "avx512bf16",
+    cpuinfo: tuple[str, ...] | None = AVX512_BF16,
+    platform: Platform = Platform.X86_64_LINUX,
+    kind: Kind | None = None,
+) -> Target:
+    resolved = kind or (Kind.GPU if sm else Kind.CPU)
+    return Target(
+        name="pytorch-x",
+        package="pytorch",
+        base=None,
+        suffix="x",
+        python="3.13",
+        kind=resolved,
+        platform=platform,
+        sm=sm,
+        isa=isa,
+        cpuinfo=cpuinfo,
+    )
+
+
+INVENTORY = """
+builders:
+  x86_64-linux:
+    labels: [self-hosted, Linux, X64]
+    timeout_minutes: {gpu: 400, cpu: 100}
+    cpu_flags: [avx2, fma, f16c, avx512f, avx512dq, avx512vl, avx512bw]
+  aarch64-linux:
+    labels: [self-hosted, Linux, ARM64]
+  aarch64-darwin:
+    labels: [self-hosted, macOS, ARM64]
+    timeout_minutes: 90
+test_runners:
+  - labels: [self-hosted, Linux, X64, gpu-sm90-old]
+    platform: x86_64-linux
+    sm: sm90
+    cpu_flags: [avx2, fma, f16c]
+  - labels: [self-hosted, Linux, X64, gpu-sm90]
+    platform: x86_64-linux
+    sm: sm90
+    cpu_flags: [avx2, fma, f16c, avx512f, avx512dq, avx512vl, avx512bw, avx512_bf16]
+    timeout_minutes: 600
+"""
+
+
+def test_shipped_inventory_loads(repo_root: Path) -> None:
+    inventory = load_inventory(repo_root / "runners.yaml", "runners.yaml", known_sms=("sm90",))
+    assert set(inventory.builders) == set(Platform)
+    for platform, labels in DEFAULT_LABELS.items():
+        assert inventory.builders[platform].labels == labels
+    assert [r.labels[-1] for r in inventory.test_runners] == ["gpu-sm90"]
+
+
+def test_gpu_runner_whose_cpu_runs_the_isa(tmp_path: Path) -> None:
+    placed = place(load(tmp_path, INVENTORY), variant())
+    assert placed is not None
+    assert placed.runs_on == ("self-hosted", "Linux", "X64", "gpu-sm90")
+    assert placed.test is CheckScope.GPU and placed.test_reason == ""
+    assert placed.timeout_minutes == 600
+
+
+def test_gpu_runners_whose_cpu_lacks_the_isa_leave_it_to_the_pool(tmp_path: Path) -> None:
+    inventory = load(tmp_path, INVENTORY)
+    placed = place(inventory, variant(cpuinfo=("avx512f", "avx512_vnni"), isa="avx512vnni"))
+    assert placed is not None
+    assert placed.runs_on == ("self-hosted", "Linux", "X64")
+    assert placed.test is CheckScope.NONE
+    assert placed.test_reason == (
+        "the sm90 test runners' CPUs lack avx512_vnni; "
+        "builder pool x86_64-linux lacks avx512_vnni: running it would die of SIGILL"
+    )
+    assert placed.timeout_minutes == 400
+
+
+def test_pool_cpu_test_when_no_gpu_runner_matches(tmp_path: Path) -> None:
+    placed = place(load(tmp_path, INVENTORY), variant(sm="sm80", cpuinfo=("avx2", "fma")))
+    assert placed is not None
+    assert placed.test is CheckScope.CPU
+    assert placed.test_reason == "no x86_64-linux test runner has an sm80 GPU; CUDA checks skipped"
+
+
+def test_cpu_variant_on_a_pool_that_runs_it_is_fully_tested(tmp_path: Path) -> None:
+    placed = place(load(tmp_path, INVENTORY), variant(sm=None, isa="avx2", cpuinfo=("avx2",)))
+    assert placed is not None
+    assert (placed.test, placed.test_reason, placed.timeout_minutes) == (CheckScope.CPU, "", 100)
+
+
+def test_pool_without_cpu_flags_cannot_promise_a_test(tmp_path: Path) -> None:
+    arm = variant(sm=None, isa="armv9", cpuinfo=("sve", "sve2"), platform=Platform.AARCH64_LINUX)
+    placed = place(load(tmp_path, INVENTORY), arm)
+    assert placed is not None
+    assert placed.test is CheckScope.NONE
+    assert "declares no cpu_flags" in placed.test_reason
+    assert placed.timeout_minutes == 180  # the default for CPU builds
+
+
+def test_unknown_isa_is_never_tested(tmp_path: Path) -> None:
+    placed = place(load(tmp_path, INVENTORY), variant(isa="avx10", cpuinfo=None))
+    assert placed is not None
+    assert placed.test is CheckScope.NONE
+    assert (
+        placed.test_reason == "ISA avx10 is not in the ISA table: nobody can tell which CPUs run it"
+    )
+
+
+def test_darwin_builds_and_tests_on_the_mac_pool(tmp_path: Path) -> None:
+    mac = variant(
+        sm=None, isa=None, cpuinfo=None, platform=Platform.AARCH64_DARWIN, kind=Kind.DARWIN
+    )
+    placed = place(load(tmp_path, INVENTORY), mac)
+    assert placed is not None
+    assert placed.runs_on == ("self-hosted", "macOS", "ARM64")
+    assert (placed.test, placed.timeout_minutes) == (CheckScope.GPU, 90)
+
+
+def test_missing_pool_places_nothing(tmp_path: Path) -> None:
+    inventory = load(tmp_path, "builders:\n  x86_64-linux:\n    labels: [x]\n")
+    arm = variant(sm=None, isa="armv9", cpuinfo=("sve",), platform=Platform.AARCH64_LINUX)
+    assert place(inventory, arm) is None
+    assert place(default_inventory(), arm) is not None
+
+
+def test_unknown_keys_offer_the_close_name(tmp_path: Path) -> None:
+    found = problems(
+        tmp_path,
+        """
+        builders:
+          x86_64-linux:
+            lables: [self-hosted]
+        test_runner: []
+        """,
+    )
+    assert found == [
+        'runners.yaml:2: builders.x86_64-linux is missing the required key "labels"',
+        'runners.yaml:3: unknown key "lables" in builders.x86_64-linux (did you mean "labels"?); '
+        "allowed: cpu_flags, labels, timeout_minutes",
+        'runners.yaml:4: unknown key "test_runner" in the runner inventory '
+        '(did you mean "test_runners"?); allowed: builders, test_runners',
+    ]
+
+
+def test_unknown_platform(tmp_path: Path) -> None:
+    found = problems(tmp_path, "builders:\n  x86_64-linx:\n    labels: [a]\n")
+    assert found == [
+        'runners.yaml:2: builders: platform "x86_64-linx" is unknown (did you mean '
+        '"x86_64-linux"?); known: x86_64-linux, aarch64-linux, aarch64-darwin'
+    ]
+
+
+def test_bad_values_name_their_lines(tmp_path: Path) -> None:
+    found = problems(
+        tmp_path,
+        """
+        builders:
+          x86_64-linux:
+            labels: []
+            timeout_minutes: 0
+            cpu_flags: [AVX2]
+          aarch64-linux:
+            labels: [ok]
+            timeout_minutes: {gpu: 60, cpux: 10}
+        test_runners:
+          - labels: [a]
+            platform: aarch64-darwn
+            sm: "90"
+            cpu_flags: []
+          - labels: [b]
+            platform: x86_64-linux
+            sm: sm900
+            cpu_flags: [avx2]
+            timeout_minutes: "long"
+        """,
+        known_sms=("sm90", "sm80"),
+    )
+    joined = "\n".join(found)
+    assert "runners.yaml:3: builders.x86_64-linux.labels must not be empty" in joined
+    assert "runners.yaml:4: builders.x86_64-linux.timeout_minutes must be a whole number" in joined
+    assert (
+        'runners.yaml:5: builders.x86_64-linux.cpu_flags: "AVX2" is not a /proc/cpuinfo flag'
+        in joined
+    )
+    assert 'runners.yaml:8: unknown key "cpux" in builders.aarch64-linux.timeout_minutes' in joined
+    assert 'runners.yaml:11: test_runners[0].platform "aarch64-darwn" is unknown' in joined
+    assert 'runners.yaml:12: test_runners[0].sm "90" must look like "sm90"' in joined
+    assert (
+        'runners.yaml:16: test_runners[1].sm "sm900" is no GPU of the catalog (did you mean "sm90"?)'
+        in joined
+    )
+    assert "runners.yaml:18: test_runners[1].timeout_minutes must be a whole number" in joined
+
+
+def test_whole_file_problems(tmp_path: Path) -> None:
+    assert problems(tmp_path, "") == [
+        "runners.yaml:1: the runner inventory is empty; it needs builders"
+    ]
+    assert problems(tmp_path, "builders: [a]\n") == [
+        "runners.yaml:1: builders must map platforms to pools, got a list"
+    ]
+    assert problems(tmp_path, "builders:\n  x86_64-linux: {labels: [a]}\ntest_runners: {}\n") == [
+        "runners.yaml:3: test_runners must be a list, got a mapping"
+    ]
+    malformed = problems(tmp_path, "builders:\n  x86_64-linux: [\n")
+    assert len(malformed) == 1 and malformed[0].startswith("runners.yaml:")
+    assert "malformed YAML" in malformed[0]
+
+
+def test_missing_file_is_a_source_error(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="file not found"):
+        load_inventory(tmp_path / "nope.yaml", "nope.yaml")
+
+
+def test_scalar_timeout_covers_every_kind(tmp_path: Path) -> None:
+    inventory = load(
+        tmp_path, "builders:\n  x86_64-linux:\n    labels: [a]\n    timeout_minutes: 45\n"
+    )
+    assert dict(inventory.builders[Platform.X86_64_LINUX].timeouts) == dict.fromkeys(Kind, 45)
