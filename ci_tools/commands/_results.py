@@ -45,13 +45,12 @@ def provenance(env: Mapping[str, str], cwd: Path) -> tuple[str | None, str]:
     commit = env.get("GITHUB_SHA") or None
     if commit is None and proc.which("git", env) is not None:
         found = proc.run(["git", "rev-parse", "HEAD"], cwd=cwd, env=env, timeout=30)
-        commit = found.stdout.strip() or None if found.ok else None
+        commit = (found.stdout.strip() or None) if found.ok else None
     runner = env.get("RUNNER_NAME") or socket.gethostname()
     return commit, runner
 
 
-def new_record(variant: Variant, env: Mapping[str, str], cwd: Path) -> ResultRecord:
-    commit, runner = provenance(env, cwd)
+def new_record(variant: Variant, *, commit: str | None, runner: str) -> ResultRecord:
     return ResultRecord(
         variant=variant.name,
         package=variant.package.name,
@@ -75,7 +74,8 @@ def existing_or_new(
                     f"not {variant.name} on branch {variant.branch.name}"
                 )
             return record
-    return new_record(variant, env, cwd)
+    commit, runner = provenance(env, cwd)
+    return new_record(variant, commit=commit, runner=runner)
 
 
 def save(record: ResultRecord, paths: Sequence[Path]) -> None:
