@@ -136,7 +136,7 @@ def attempt_build(variant: str, builder: Builder) -> Attempt:
 def build_one(variant: str, builder: Builder) -> BuildOutcome:
     """Build one variant, retrying transient failures within the policy's bounds."""
     from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt
-    from tenacity.wait import wait_exponential_jitter
+    from tenacity.wait import wait_exponential, wait_random
 
     policy = builder.policy
     attempts: list[Attempt] = []
@@ -156,7 +156,9 @@ def build_one(variant: str, builder: Builder) -> BuildOutcome:
 
     retrying = Retrying(
         stop=stop_after_attempt(policy.attempts),
-        wait=wait_exponential_jitter(initial=policy.initial_seconds, max=policy.max_seconds),
+        # Spelled out rather than wait_exponential_jitter, whose arguments changed in tenacity 9.
+        wait=wait_exponential(multiplier=policy.initial_seconds, max=policy.max_seconds)
+        + wait_random(0, policy.initial_seconds),
         retry=retry_if_result(lambda attempt: attempt.transient is not None),
         sleep=policy.sleep,
         before_sleep=announce,
