@@ -23,7 +23,10 @@ TRANSIENT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("download failed", re.compile(r"unable to download", re.IGNORECASE)),
     ("HTTP server error", re.compile(r"HTTP error 5\d\d", re.IGNORECASE)),
     ("connection reset", re.compile(r"Connection reset", re.IGNORECASE)),
-    ("connection timed out", re.compile(r"Connection timed out|Operation timed out", re.IGNORECASE)),
+    (
+        "connection timed out",
+        re.compile(r"Connection timed out|Operation timed out", re.IGNORECASE),
+    ),
     ("host name not resolved", re.compile(r"Could not resolve host", re.IGNORECASE)),
     (
         "Nix daemon unreachable",
@@ -44,7 +47,9 @@ PERMANENT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hash mismatch", re.compile(r"hash mismatch in fixed-output derivation")),
     (
         "Nix evaluation error",
-        re.compile(r"error: (undefined variable|attribute .* missing|syntax error|infinite recursion)"),
+        re.compile(
+            r"error: (undefined variable|attribute .* missing|syntax error|infinite recursion)"
+        ),
     ),
 )
 
@@ -121,7 +126,11 @@ def closure_bytes(store_path: str, env: Mapping[str, str]) -> int | None:
 
 def attempt_build(variant: str, builder: Builder) -> Attempt:
     result = proc.stream(
-        [builder.flox, "build", variant], on_line=builder.echo, cwd=builder.cwd, env=builder.env, timeout=None
+        [builder.flox, "build", variant],
+        on_line=builder.echo,
+        cwd=builder.cwd,
+        env=builder.env,
+        timeout=None,
     )
     tail = "\n".join(result.stdout.splitlines()[-LOG_TAIL_LINES:])
     return Attempt(

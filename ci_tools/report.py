@@ -134,7 +134,7 @@ def markdown(records: Iterable[ResultRecord]) -> str:
         f"Branch {branches}" + (f" · commit {commits}" if commits else "") + " · "
         f"{data['variants']} variants: "
         f"{data['build']['passed']} built, {data['build']['failed']} failed to build, "
-        f"{data['test']['passed']} tested, {data['test']['failed']} failed a check, "
+        f"{data['test']['passed']} passed their checks, {data['test']['failed']} failed a check, "
         f"{data['passed']} ready to publish",
         "",
         "| Variant | Platform | Build | Closure | Test | Publish |",

@@ -124,13 +124,19 @@ def _variants(catalog: Catalog, *names: str) -> list[variants.Variant]:
 def _builder(tmp_path: Path, env: dict[str, str], sleeps: list[float]) -> build.Builder:
     full = {**os.environ, **env}
     policy = build.RetryPolicy(attempts=3, initial_seconds=5, max_seconds=60, sleep=sleeps.append)
-    return build.Builder(flox="flox", cwd=tmp_path, env=full, policy=policy, echo=lambda _line: None)
+    return build.Builder(
+        flox="flox", cwd=tmp_path, env=full, policy=policy, echo=lambda _line: None
+    )
 
 
-def test_transient_failure_is_retried_then_passes(catalog: Catalog, tmp_path: Path, fake_flox: dict[str, str]) -> None:
+def test_transient_failure_is_retried_then_passes(
+    catalog: Catalog, tmp_path: Path, fake_flox: dict[str, str]
+) -> None:
     sleeps: list[float] = []
     env = {**fake_flox, "FAKE_FLOX_FAIL": f"{OTHER}=transient-once"}
-    [(_, outcome)] = build.build_variants(_variants(catalog, OTHER), _builder(tmp_path, env, sleeps))
+    [(_, outcome)] = build.build_variants(
+        _variants(catalog, OTHER), _builder(tmp_path, env, sleeps)
+    )
     assert outcome.status is Status.PASSED
     assert outcome.attempts == 2
     assert calls(env) == [["build", OTHER], ["build", OTHER]]
@@ -142,7 +148,9 @@ def test_transient_failure_is_retried_then_passes(catalog: Catalog, tmp_path: Pa
 def test_retries_are_bounded(catalog: Catalog, tmp_path: Path, fake_flox: dict[str, str]) -> None:
     sleeps: list[float] = []
     env = {**fake_flox, "FAKE_FLOX_FAIL": f"{OTHER}=transient"}
-    [(_, outcome)] = build.build_variants(_variants(catalog, OTHER), _builder(tmp_path, env, sleeps))
+    [(_, outcome)] = build.build_variants(
+        _variants(catalog, OTHER), _builder(tmp_path, env, sleeps)
+    )
     assert outcome.status is Status.FAILED
     assert outcome.attempts == 3 and len(calls(env)) == 3 and len(sleeps) == 2
     assert "HTTP error 503" in outcome.log_tail
@@ -153,7 +161,9 @@ def test_stack_builds_base_first_and_stops_at_its_failure(
 ) -> None:
     env = {**fake_flox, "FAKE_FLOX_FAIL": f"{BASE}=compile"}
     chosen = _variants(catalog, VISION, OTHER, BASE)
-    outcomes = dict((v.name, o) for v, o in build.build_variants(chosen, _builder(tmp_path, env, [])))
+    outcomes = dict(
+        (v.name, o) for v, o in build.build_variants(chosen, _builder(tmp_path, env, []))
+    )
     assert calls(env) == [["build", BASE], ["build", OTHER]]
     assert outcomes[BASE].status is Status.FAILED and outcomes[BASE].attempts == 1
     assert outcomes[VISION].status is Status.SKIPPED
@@ -161,9 +171,18 @@ def test_stack_builds_base_first_and_stops_at_its_failure(
     assert outcomes[OTHER].status is Status.PASSED
 
 
-def _cli(run_cli: CliRunner, tmp_path: Path, repo_root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
     return run_cli(
-        "build", "--catalog", str(repo_root / "catalog.yaml"), "--branch", "main", *args, cwd=tmp_path, env=env
+        "build",
+        "--catalog",
+        str(repo_root / "catalog.yaml"),
+        "--branch",
+        "main",
+        *args,
+        cwd=tmp_path,
+        env=env,
     )
 
 
@@ -229,7 +248,16 @@ def test_cli_unknown_variant_offers_the_closest(
 def test_cli_result_json_takes_one_variant(
     run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
 ) -> None:
-    cli = _cli(run_cli, tmp_path, repo_root, fake_flox, BASE, VISION, "--result-json", str(tmp_path / "x.json"))
+    cli = _cli(
+        run_cli,
+        tmp_path,
+        repo_root,
+        fake_flox,
+        BASE,
+        VISION,
+        "--result-json",
+        str(tmp_path / "x.json"),
+    )
     assert cli.returncode == 2
     assert "--result-json PATH takes one variant" in cli.stderr
     assert calls(fake_flox) == []

@@ -83,9 +83,14 @@ def test_matching_gpu_build_passes_every_check(catalog: Catalog) -> None:
 
 
 def test_fat_binary_fails(catalog: Catalog) -> None:
-    check = by_name(evaluate(h100_facts(**{"torch.arch_list": ["sm_80", "sm_90"]}), expect(catalog, GPU)))
+    check = by_name(
+        evaluate(h100_facts(**{"torch.arch_list": ["sm_80", "sm_90"]}), expect(catalog, GPU))
+    )
     assert check["arch-list"].status is Status.FAILED
-    assert check["arch-list"].detail == "fat binary: compiled for [sm_80, sm_90], expected exactly [sm_90]"
+    assert (
+        check["arch-list"].detail
+        == "fat binary: compiled for [sm_80, sm_90], expected exactly [sm_90]"
+    )
 
 
 def test_pip_style_fat_binary_with_ptx_fails(catalog: Catalog) -> None:
@@ -185,12 +190,17 @@ def test_gpu_checks_skip_without_a_gpu(catalog: Catalog) -> None:
 
 
 def test_gpu_checks_skip_on_another_gpu(catalog: Catalog) -> None:
-    facts = h100_facts(**{"cuda.devices": [{"index": 0, "name": "NVIDIA A100", "capability": "8.0"}]})
+    facts = h100_facts(
+        **{"cuda.devices": [{"index": 0, "name": "NVIDIA A100", "capability": "8.0"}]}
+    )
     for key in ("cuda.device", "work:gpu_mlp", "work:gpu_matmul"):
         del facts[key]
     check = by_name(evaluate(facts, expect(catalog, GPU)))
     assert check["gpu-matmul"].status is Status.SKIPPED
-    assert check["gpu-matmul"].detail == "no sm90 (capability 9.0) GPU here; visible: NVIDIA A100 (8.0)"
+    assert (
+        check["gpu-matmul"].detail
+        == "no sm90 (capability 9.0) GPU here; visible: NVIDIA A100 (8.0)"
+    )
 
 
 def test_failed_gpu_work_fails(catalog: Catalog) -> None:
@@ -213,7 +223,10 @@ def test_torchvision_checks(catalog: Catalog) -> None:
     assert {"import-torchvision", "torchvision-version", "gpu-nms"} <= set(names)
     assert all(c.status is Status.PASSED for c in checks), checks
     facts["torchvision.version"] = "0.24.0"
-    assert by_name(evaluate(facts, expect(catalog, GPU_VISION)))["torchvision-version"].status is Status.FAILED
+    assert (
+        by_name(evaluate(facts, expect(catalog, GPU_VISION)))["torchvision-version"].status
+        is Status.FAILED
+    )
 
 
 def test_torchvision_that_does_not_import(catalog: Catalog) -> None:
@@ -271,9 +284,19 @@ def test_expectations_from_the_catalog(catalog: Catalog) -> None:
     gpu = expect(catalog, GPU_VISION, "main")
     assert (gpu.torch_version, gpu.cuda, gpu.arch, gpu.cudnn) == ("2.8.0", "12.8", "sm_90", True)
     assert gpu.dependents[0].import_name == "torchvision" and gpu.dependents[0].version == "0.23.0"
-    assert gpu.probe_config() == {"imports": ["torchvision"], "gpu_capability": "9.0", "nms": True, "mps": False}
+    assert gpu.probe_config() == {
+        "imports": ["torchvision"],
+        "gpu_capability": "9.0",
+        "nms": True,
+        "mps": False,
+    }
     cpu = expect(catalog, "pytorch-python313-cpu-avx512", "cuda-13_0")
-    assert (cpu.torch_version, cpu.cuda, cpu.arch, cpu.cpu_capability) == ("2.10.0", None, None, "AVX512")
+    assert (cpu.torch_version, cpu.cuda, cpu.arch, cpu.cpu_capability) == (
+        "2.10.0",
+        None,
+        None,
+        "AVX512",
+    )
     assert cpu.cpuinfo == ("avx512f", "avx512dq", "avx512vl", "avx512bw")
     assert expect(catalog, MPS).probe_config()["mps"] is True
 
@@ -289,12 +312,18 @@ def test_host_guard(catalog: Catalog) -> None:
         "a x86_64-linux build cannot run on this aarch64-linux host"
     )
     reason = runner.host_guard(avx512, "x86_64-linux", {"avx2", "avx512f"})
-    assert reason is not None and reason.startswith("this host's CPU lacks avx512dq avx512vl avx512bw")
+    assert reason is not None and reason.startswith(
+        "this host's CPU lacks avx512dq avx512vl avx512bw"
+    )
 
 
 def test_platform_mismatch_runs_nothing(catalog: Catalog) -> None:
     smoke = runner.smoke_test(
-        expect(catalog, GPU), "/nonexistent/python3", host_platform="aarch64-linux", host_flags=(), env=os.environ
+        expect(catalog, GPU),
+        "/nonexistent/python3",
+        host_platform="aarch64-linux",
+        host_flags=(),
+        env=os.environ,
     )
     assert smoke.interpreter is None
     assert {c.status for c in smoke.checks} == {Status.SKIPPED}
@@ -304,16 +333,27 @@ def test_missing_cpu_flags_skip_every_check_after_preflight(catalog: Catalog) ->
     if not HAS_TORCH:
         pytest.skip("torch is not importable here")
     smoke = runner.smoke_test(
-        expect(catalog, GPU), sys.executable, host_platform="x86_64-linux", host_flags={"avx2"}, env=os.environ
+        expect(catalog, GPU),
+        sys.executable,
+        host_platform="x86_64-linux",
+        host_flags={"avx2"},
+        env=os.environ,
     )
     assert smoke.interpreter is not None
     assert {c.status for c in smoke.checks} == {Status.SKIPPED}
     assert "lacks avx512f" in smoke.checks[0].detail
 
 
-def result(returncode: int, stdout: str = "", stderr: str = "", timed_out: bool = False) -> proc.CommandResult:
+def result(
+    returncode: int, stdout: str = "", stderr: str = "", timed_out: bool = False
+) -> proc.CommandResult:
     return proc.CommandResult(
-        argv=("python3",), returncode=returncode, stdout=stdout, stderr=stderr, seconds=12.0, timed_out=timed_out
+        argv=("python3",),
+        returncode=returncode,
+        stdout=stdout,
+        stderr=stderr,
+        seconds=12.0,
+        timed_out=timed_out,
     )
 
 
@@ -341,9 +381,9 @@ def test_crash_reasons() -> None:
     assert runner.crash_reason(result(-1, timed_out=True), "work:gpu_matmul", False) == (
         "the interpreter timed out after 12 s during work:gpu_matmul"
     )
-    assert runner.crash_reason(result(1, stderr="Traceback\nRuntimeError: boom\n"), None, False) == (
-        "the interpreter exited with status 1: Traceback | RuntimeError: boom"
-    )
+    assert runner.crash_reason(
+        result(1, stderr="Traceback\nRuntimeError: boom\n"), None, False
+    ) == ("the interpreter exited with status 1: Traceback | RuntimeError: boom")
 
 
 def test_probe_env_masks_the_dispatch_override() -> None:
@@ -376,7 +416,10 @@ def _cpu_variant() -> str:
 
 
 def _host_runs(catalog: Catalog, name: str) -> bool:
-    return runner.host_guard(expect(catalog, name), hostcpu.host_platform(), hostcpu.read_cpu_flags()) is None
+    return (
+        runner.host_guard(expect(catalog, name), hostcpu.host_platform(), hostcpu.read_cpu_flags())
+        is None
+    )
 
 
 def _lines(stdout: str) -> dict[str, tuple[str, str]]:
@@ -389,10 +432,14 @@ def _lines(stdout: str) -> dict[str, tuple[str, str]]:
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
-def test_real_cpu_torch_against_a_cpu_variant(run_cli: CliRunner, catalog: Catalog, tmp_path: Path) -> None:
+def test_real_cpu_torch_against_a_cpu_variant(
+    run_cli: CliRunner, catalog: Catalog, tmp_path: Path
+) -> None:
     name = _cpu_variant()
     record = tmp_path / "record.json"
-    cli = run_cli("test", "--python", sys.executable, "--branch", "main", name, "--result-json", str(record))
+    cli = run_cli(
+        "test", "--python", sys.executable, "--branch", "main", name, "--result-json", str(record)
+    )
     assert "Traceback" not in cli.stderr, cli.stderr
     lines = _lines(cli.stdout)
     if not _host_runs(catalog, name):
@@ -404,7 +451,10 @@ def test_real_cpu_torch_against_a_cpu_variant(run_cli: CliRunner, catalog: Catal
     assert lines["torch-version"] == ("failed", f"torch.__version__ is {version}, expected 2.8.0")
     assert lines["import-torch"][0] == "passed"
     assert lines["cuda-version"] == ("passed", "torch.version.cuda is None, as a CPU build must")
-    assert lines["arch-list"] == ("passed", "compiled for no CUDA architecture, as a CPU build must")
+    assert lines["arch-list"] == (
+        "passed",
+        "compiled for no CUDA architecture, as a CPU build must",
+    )
     assert lines["cpu-capability"][0] == "passed"
     assert lines["cpu-mlp"][0] == "passed" and "forward+backward on cpu" in lines["cpu-mlp"][1]
     assert f"failed: {name}: 5 passed, 1 failed, 0 skipped" in cli.stdout
@@ -422,22 +472,31 @@ def test_real_cpu_torch_against_a_gpu_variant(run_cli: CliRunner, catalog: Catal
     cli = run_cli("test", "--python", sys.executable, "--branch", "main", name)
     lines = _lines(cli.stdout)
     assert cli.returncode == 1
-    assert lines["cuda-version"] == ("failed", "torch.version.cuda is None (a CPU-only torch), expected 12.8")
+    assert lines["cuda-version"] == (
+        "failed",
+        "torch.version.cuda is None (a CPU-only torch), expected 12.8",
+    )
     assert lines["arch-list"][0] == "failed"
     assert lines["cudnn"][0] == "failed"
     if lines["gpu-mlp"][0] == "skipped":
         assert "GPU" in lines["gpu-mlp"][1]
 
 
-def test_missing_result_dir_says_build_first(run_cli: CliRunner, tmp_path: Path, repo_root: Path) -> None:
-    cli = run_cli("test", "--catalog", str(repo_root / "catalog.yaml"), "--branch", "main", CPU, cwd=tmp_path)
+def test_missing_result_dir_says_build_first(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path
+) -> None:
+    cli = run_cli(
+        "test", "--catalog", str(repo_root / "catalog.yaml"), "--branch", "main", CPU, cwd=tmp_path
+    )
     assert cli.returncode == 2
     assert f"result-{CPU}: no such build result; build it first" in cli.stderr
     assert "Traceback" not in cli.stderr
 
 
 def test_unknown_variant_offers_the_closest(run_cli: CliRunner) -> None:
-    cli = run_cli("test", "--python", sys.executable, "--branch", "main", "pytorch-python313-cpu-avx3")
+    cli = run_cli(
+        "test", "--python", sys.executable, "--branch", "main", "pytorch-python313-cpu-avx3"
+    )
     assert cli.returncode == 2
     assert "closest: pytorch-python313-cpu-avx2" in cli.stderr
 
@@ -455,13 +514,17 @@ def test_not_a_python_interpreter(run_cli: CliRunner, tmp_path: Path) -> None:
 
 def test_interpreter_without_torch_in_a_result_dir(run_cli: CliRunner, tmp_path: Path) -> None:
     # -S drops site-packages, where torch lives: a Python with no torch on its path.
-    _script(tmp_path / "result-x" / "bin" / "python3", f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    _script(
+        tmp_path / "result-x" / "bin" / "python3", f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n'
+    )
     cli = run_cli("test", "--result", str(tmp_path / "result-x"), "--branch", "main", CPU)
     assert cli.returncode == 2
     assert "has no torch on its path" in cli.stderr and "Traceback" not in cli.stderr
 
 
-def test_a_crashing_interpreter_is_a_failed_check(run_cli: CliRunner, catalog: Catalog, tmp_path: Path) -> None:
+def test_a_crashing_interpreter_is_a_failed_check(
+    run_cli: CliRunner, catalog: Catalog, tmp_path: Path
+) -> None:
     name = _cpu_variant()
     if not _host_runs(catalog, name):
         pytest.skip("this host cannot run the CPU variant's code")
@@ -470,7 +533,7 @@ def test_a_crashing_interpreter_is_a_failed_check(run_cli: CliRunner, catalog: C
         tmp_path / "python3",
         "#!/bin/sh\n"
         'if [ "$2" = run ]; then\n'
-        "  echo 'CI-TOOLS-SMOKE {\"begin\": \"import:torch\"}'\n"
+        '  echo \'CI-TOOLS-SMOKE {"begin": "import:torch"}\'\n'
         "  kill -ILL $$\n"
         "fi\n"
         f'exec "{sys.executable}" "$@"\n',
@@ -491,6 +554,8 @@ def test_a_crashing_interpreter_is_a_failed_check(run_cli: CliRunner, catalog: C
 def test_result_record_of_unknown_schema(run_cli: CliRunner, tmp_path: Path) -> None:
     path = results.result_path(tmp_path, CPU)
     path.write_text(json.dumps({"schema": 99, "variant": CPU}), encoding="utf-8")
-    cli = run_cli("test", "--python", sys.executable, "--branch", "main", CPU, "--results", str(tmp_path))
+    cli = run_cli(
+        "test", "--python", sys.executable, "--branch", "main", CPU, "--results", str(tmp_path)
+    )
     assert cli.returncode == 2
     assert "result schema 99 is not supported" in cli.stderr

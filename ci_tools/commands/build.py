@@ -16,9 +16,14 @@ from ci_tools.results import BuildOutcome, Status
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "variants", nargs="+", metavar="VARIANT", help="variants to build; a stack builds base first"
+        "variants",
+        nargs="+",
+        metavar="VARIANT",
+        help="variants to build; a stack builds base first",
     )
-    parser.add_argument("--branch", help="the catalog branch (default: the current git branch, else main)")
+    parser.add_argument(
+        "--branch", help="the catalog branch (default: the current git branch, else main)"
+    )
     _results.add_record_options(parser)
     add_catalog_option(parser)
 

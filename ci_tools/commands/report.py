@@ -14,7 +14,9 @@ from ci_tools.fsutil import atomic_write_text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("directory", type=Path, metavar="DIR", help="folder of *.result.json (searched recursively)")
+    parser.add_argument(
+        "directory", type=Path, metavar="DIR", help="folder of *.result.json (searched recursively)"
+    )
     parser.add_argument(
         "--markdown",
         type=Path,

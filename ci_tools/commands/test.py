@@ -17,7 +17,9 @@ from ci_tools.smoke.expect import expectations_for
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="the variant to check")
-    parser.add_argument("--branch", help="the catalog branch (default: the current git branch, else main)")
+    parser.add_argument(
+        "--branch", help="the catalog branch (default: the current git branch, else main)"
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--result",

@@ -42,7 +42,9 @@ def check_names(expect: Expectations) -> tuple[str, ...]:
 
 def skip_all(expect: Expectations, reason: str) -> tuple[Check, ...]:
     """Every check skipped for one reason: the host cannot run this build's code."""
-    return tuple(Check(name=name, status=Status.SKIPPED, detail=reason) for name in check_names(expect))
+    return tuple(
+        Check(name=name, status=Status.SKIPPED, detail=reason) for name in check_names(expect)
+    )
 
 
 def evaluate(facts: Facts, expect: Expectations, crash: str | None = None) -> tuple[Check, ...]:
@@ -150,7 +152,10 @@ def _cuda_version(facts: Facts, expect: Expectations) -> Verdict:
             return Status.PASSED, f"torch.version.cuda is None, as a {kind} build must"
         return Status.FAILED, f"torch.version.cuda is {reported}, expected None for a {kind} build"
     if reported is None:
-        return Status.FAILED, f"torch.version.cuda is None (a CPU-only torch), expected {expect.cuda}"
+        return (
+            Status.FAILED,
+            f"torch.version.cuda is None (a CPU-only torch), expected {expect.cuda}",
+        )
     if major_minor(str(reported)) == expect.cuda:
         return Status.PASSED, f"torch.version.cuda is {reported}, expected {expect.cuda}"
     return Status.FAILED, f"torch.version.cuda is {reported}, expected {expect.cuda}"
@@ -187,7 +192,10 @@ def _cudnn(facts: Facts, expect: Expectations) -> Verdict:
             return Status.PASSED, f"cuDNN available, as {sm} builds must have it (SM >= 7.5)"
         return Status.FAILED, f"cuDNN not available; {sm} builds must have it (SM >= 7.5)"
     if available:
-        return Status.FAILED, f"cuDNN available; {sm} builds must not have it (cuDNN 9.11+ needs SM >= 7.5)"
+        return (
+            Status.FAILED,
+            f"cuDNN available; {sm} builds must not have it (cuDNN 9.11+ needs SM >= 7.5)",
+        )
     return Status.PASSED, f"cuDNN not available, as {sm} builds must not have it (SM < 7.5)"
 
 

@@ -14,7 +14,11 @@ from ci_tools.variants import Variant
 # ATen picks the best kernel the host supports at run time, so a build may report more than
 # its ISA's level, never less.
 CPU_CAPABILITY_ORDER: Mapping[Platform, tuple[frozenset[str], ...]] = {
-    Platform.X86_64_LINUX: (frozenset({"DEFAULT", "NO AVX"}), frozenset({"AVX2"}), frozenset({"AVX512"})),
+    Platform.X86_64_LINUX: (
+        frozenset({"DEFAULT", "NO AVX"}),
+        frozenset({"AVX2"}),
+        frozenset({"AVX512"}),
+    ),
     Platform.AARCH64_LINUX: (frozenset({"DEFAULT"}), frozenset({"SVE256"})),
     Platform.AARCH64_DARWIN: (frozenset({"DEFAULT"}),),
 }

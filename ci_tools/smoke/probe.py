@@ -108,7 +108,9 @@ def matmul(torch: Any, device: str) -> str:
     got = (a.to(device) @ b.to(device)).cpu()
     error = float((got - expected).abs().max())
     if not torch.allclose(got, expected, rtol=1e-3, atol=1e-2):
-        raise RuntimeError(f"1000x1000 matmul on {device} differs from the CPU: max error {error:g}")
+        raise RuntimeError(
+            f"1000x1000 matmul on {device} differs from the CPU: max error {error:g}"
+        )
     return f"1000x1000 matmul on {device} matches the CPU (max error {error:.2g})"
 
 

@@ -161,7 +161,11 @@ def preflight(python: str, env: Mapping[str, str]) -> Interpreter:
             f"{python} (Python {facts['python']}) has no torch on its path: "
             "point --python or --result at the variant's build"
         )
-    return Interpreter(path=str(facts.get("executable") or python), python=str(facts["python"]), torch_origin=str(origin))
+    return Interpreter(
+        path=str(facts.get("executable") or python),
+        python=str(facts["python"]),
+        torch_origin=str(origin),
+    )
 
 
 def run_probe(python: str, expect: Expectations, env: Mapping[str, str]) -> ProbeOutput:
@@ -203,4 +207,6 @@ def _run_probe(
                 [python, str(script), *args], cwd=Path(folder), env=probe_env(env), timeout=timeout
             )
         except InputError as exc:
-            raise InputError(f"{python} is not a Python interpreter ci-tools can {what}: {exc}") from None
+            raise InputError(
+                f"{python} is not a Python interpreter ci-tools can {what}: {exc}"
+            ) from None
