@@ -53,6 +53,8 @@ PERMANENT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 
+_RECOVERED = re.compile(r"retrying in \d+ ?m?s", re.IGNORECASE)
+
 LOG_TAIL_LINES = 60
 NIX_STORE = "/nix/store"
 
@@ -61,8 +63,10 @@ def transient_reason(log: str) -> str | None:
     """The name of the transient failure a failed build's log shows; None if it is permanent."""
     if any(pattern.search(log) for _, pattern in PERMANENT_PATTERNS):
         return None
+    # Nix retries downloads itself and says so; a line it recovered from did not fail the build.
+    unrecovered = "\n".join(line for line in log.splitlines() if not _RECOVERED.search(line))
     for name, pattern in TRANSIENT_PATTERNS:
-        if pattern.search(log):
+        if pattern.search(unrecovered):
             return name
     return None
 

@@ -100,6 +100,8 @@ def test_transient_failures_are_named(line: str) -> None:
         "ninja: build stopped: subcommand failed.",
         "error: undefined variable 'cudaPackages_13_9'",
         "",
+        # Nix recovered from this download itself; the build then failed for another reason.
+        "warning: error: unable to download 'https://x': HTTP error 503; retrying in 283 ms\nFAILED tests/test_x.py",
         # A download that was retried and then a compile error: the compile error decides.
         "warning: unable to download 'https://x': HTTP error 503; retrying\nfoo.cpp:1:1: fatal error: x.h: No such file",
     ],
