@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -113,6 +114,22 @@ def test_build_errors_are_never_transient(log: str) -> None:
 def test_parse_path_info() -> None:
     assert build.parse_path_info("/nix/store/abc-torch-2.8.0\t 3456789012\n") == 3456789012
     assert build.parse_path_info("error: path is not valid\n") is None
+
+
+@pytest.mark.skipif(
+    shutil.which("nix-store") is None or shutil.which("nix") is None, reason="needs nix-bin"
+)
+def test_closure_size_from_the_real_nix(tmp_path: Path) -> None:
+    # A private store under tmp_path (NIX_REMOTE): the real nix, without touching /nix.
+    env = {**os.environ, "NIX_REMOTE": f"local?root={tmp_path / 'root'}"}
+    payload = tmp_path / "payload.txt"
+    payload.write_text("x" * 5000, encoding="utf-8")
+    added = subprocess.run(
+        ["nix-store", "--add", str(payload)], env=env, capture_output=True, text=True, check=True
+    )
+    store_path = added.stdout.strip()
+    size = build.closure_bytes(store_path, env)
+    assert size is not None and 5000 <= size < 6000
 
 
 def test_closure_is_only_asked_of_store_paths(tmp_path: Path) -> None:
