@@ -1,0 +1,84 @@
+"""Where build and test write their result records, and the run facts every record carries."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ci_tools import proc, results
+from ci_tools.errors import InputError
+from ci_tools.results import ResultRecord
+from ci_tools.variants import Variant
+
+
+def add_record_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="write each variant's record to DIR/<variant>.result.json",
+    )
+    parser.add_argument(
+        "--result-json",
+        type=Path,
+        metavar="PATH",
+        help="write the record of the one variant to PATH",
+    )
+
+
+def record_paths(args: argparse.Namespace, variant: str, count: int) -> list[Path]:
+    """The files `variant`'s record goes to; `count` is how many variants the call names."""
+    paths: list[Path] = []
+    if args.results is not None:
+        paths.append(results.result_path(args.results, variant))
+    if args.result_json is not None:
+        if count != 1:
+            raise InputError("--result-json PATH takes one variant; with several use --results DIR")
+        paths.append(args.result_json)
+    return paths
+
+
+def provenance(env: Mapping[str, str], cwd: Path) -> tuple[str | None, str]:
+    """(commit, runner): from GitHub Actions' variables where set, else git and the hostname."""
+    commit = env.get("GITHUB_SHA") or None
+    if commit is None and proc.which("git", env) is not None:
+        found = proc.run(["git", "rev-parse", "HEAD"], cwd=cwd, env=env, timeout=30)
+        commit = (found.stdout.strip() or None) if found.ok else None
+    runner = env.get("RUNNER_NAME") or socket.gethostname()
+    return commit, runner
+
+
+def new_record(variant: Variant, *, commit: str | None, runner: str) -> ResultRecord:
+    return ResultRecord(
+        variant=variant.name,
+        package=variant.package.name,
+        branch=variant.branch.name,
+        platform=str(variant.platform),
+        commit=commit,
+        runner=runner,
+    )
+
+
+def existing_or_new(
+    paths: Sequence[Path], variant: Variant, env: Mapping[str, str], cwd: Path
+) -> ResultRecord:
+    """The record already written for `variant` (test updates what build wrote), else a new one."""
+    for path in paths:
+        if path.exists():
+            record = results.load(path)
+            if record.variant != variant.name or record.branch != variant.branch.name:
+                raise InputError(
+                    f"{path}: holds the record of {record.variant} on branch {record.branch}, "
+                    f"not {variant.name} on branch {variant.branch.name}"
+                )
+            return record
+    commit, runner = provenance(env, cwd)
+    return new_record(variant, commit=commit, runner=runner)
+
+
+def save(record: ResultRecord, paths: Sequence[Path]) -> None:
+    for path in paths:
+        results.save(record, path)
+        print(f"wrote {path}")

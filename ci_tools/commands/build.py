@@ -1,0 +1,61 @@
+"""`ci-tools build VARIANT...`: run `flox build` for each variant and record the outcome."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ci_tools import build, proc, variants
+from ci_tools.commands import _results
+from ci_tools.commands._common import add_catalog_option, default_branch, load
+from ci_tools.errors import EXIT_FAILED, EXIT_OK
+from ci_tools.report import format_bytes, format_minutes
+from ci_tools.results import BuildOutcome, Status
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "variants",
+        nargs="+",
+        metavar="VARIANT",
+        help="variants to build; a stack builds base first",
+    )
+    parser.add_argument(
+        "--branch", help="the catalog branch (default: the current git branch, else main)"
+    )
+    _results.add_record_options(parser)
+    add_catalog_option(parser)
+
+
+def describe(name: str, outcome: BuildOutcome) -> str:
+    parts = [f"{outcome.status:<7}", name]
+    if outcome.status is not Status.SKIPPED:
+        parts.append(format_minutes(outcome.seconds))
+    if outcome.attempts > 1:
+        parts.append(f"{outcome.attempts} attempts")
+    if outcome.store_path:
+        parts.append(outcome.store_path)
+    if outcome.closure_bytes is not None:
+        parts.append(f"closure {format_bytes(outcome.closure_bytes)}")
+    return "  ".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = load(args)
+    cwd = Path.cwd()
+    branch = args.branch or default_branch(catalog, cwd)
+    chosen = [variants.find(catalog, branch, name) for name in dict.fromkeys(args.variants)]
+    paths = {v.name: _results.record_paths(args, v.name, len(chosen)) for v in chosen}
+    env = dict(os.environ)
+    flox = proc.require("flox", env)
+    commit, runner = _results.provenance(env, cwd)
+    records = {v.name: _results.new_record(v, commit=commit, runner=runner) for v in chosen}
+
+    outcomes = build.build_variants(chosen, build.Builder(flox=flox, cwd=cwd, env=env))
+
+    for variant, outcome in outcomes:
+        print(describe(variant.name, outcome))
+        _results.save(records[variant.name].with_build(outcome), paths[variant.name])
+    failed = any(outcome.status is not Status.PASSED for _, outcome in outcomes)
+    return EXIT_FAILED if failed else EXIT_OK

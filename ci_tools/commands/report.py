@@ -1,0 +1,50 @@
+"""`ci-tools report DIR`: merge a folder of result records into one table and one summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from ci_tools import report
+from ci_tools.errors import EXIT_OK
+from ci_tools.fsutil import atomic_write_text
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "directory", type=Path, metavar="DIR", help="folder of *.result.json (searched recursively)"
+    )
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="PATH",
+        help="write the Markdown table to PATH (appended when PATH is $GITHUB_STEP_SUMMARY); "
+        "default: standard output",
+    )
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON summary to PATH")
+
+
+def _is_step_summary(path: Path) -> bool:
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return False
+    return Path(target).resolve() == path.resolve()
+
+
+def run(args: argparse.Namespace) -> int:
+    records = report.load_records(args.directory)
+    text = report.markdown(records)
+    if args.markdown is None:
+        sys.stdout.write(text)
+    elif _is_step_summary(args.markdown):
+        # GitHub collects the whole job's summary from this one file: add, never replace.
+        with args.markdown.open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        atomic_write_text(args.markdown, text)
+    if args.json is not None:
+        atomic_write_text(args.json, json.dumps(report.summary(records), indent=2) + "\n")
+    return EXIT_OK

@@ -1,0 +1,78 @@
+"""`ci-tools test VARIANT`: run the smoke checks inside the variant's own interpreter."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ci_tools import hostcpu, variants
+from ci_tools.commands import _results
+from ci_tools.commands._common import add_catalog_option, default_branch, load
+from ci_tools.errors import EXIT_FAILED, EXIT_OK
+from ci_tools.results import Check, Status, TestOutcome, test_status
+from ci_tools.smoke import runner
+from ci_tools.smoke.expect import expectations_for
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("variant", metavar="VARIANT", help="the variant to check")
+    parser.add_argument(
+        "--branch", help="the catalog branch (default: the current git branch, else main)"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--result",
+        type=Path,
+        metavar="DIR",
+        help="the build result whose bin/python3 runs the checks (default: ./result-VARIANT)",
+    )
+    where.add_argument(
+        "--python", metavar="PATH", help="any interpreter that has the build on its path"
+    )
+    _results.add_record_options(parser)
+    add_catalog_option(parser)
+
+
+def format_check(check: Check) -> str:
+    return f"{check.status:<7}  {check.name:<19}  {check.detail}"
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = load(args)
+    cwd = Path.cwd()
+    branch = args.branch or default_branch(catalog, cwd)
+    variant = variants.find(catalog, branch, args.variant)
+    paths = _results.record_paths(args, variant.name, 1)
+    env = dict(os.environ)
+    if args.python is not None:
+        python = runner.resolve_python(args.python, env)
+    else:
+        python = runner.interpreter_in(args.result or cwd / f"result-{variant.name}", variant.name)
+    record = _results.existing_or_new(paths, variant, env, cwd)
+
+    smoke = runner.smoke_test(
+        expectations_for(variant),
+        python,
+        host_platform=hostcpu.host_platform(),
+        host_flags=hostcpu.read_cpu_flags(),
+        env=env,
+    )
+    if smoke.interpreter is not None:
+        print(
+            f"testing {variant.name} (branch {branch}) with {smoke.interpreter.path} "
+            f"(Python {smoke.interpreter.python}, torch from {smoke.interpreter.torch_origin})"
+        )
+    else:
+        print(f"testing {variant.name} (branch {branch}): not run on this host")
+    for check in smoke.checks:
+        print(format_check(check))
+
+    outcome = TestOutcome(status=test_status(smoke.checks), checks=smoke.checks)
+    counts = {s: sum(c.status is s for c in smoke.checks) for s in Status}
+    print(
+        f"{outcome.status}: {variant.name}: {counts[Status.PASSED]} passed, "
+        f"{counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
+    )
+    _results.save(record.with_test(outcome), paths)
+    return EXIT_FAILED if outcome.status is Status.FAILED else EXIT_OK

@@ -1,0 +1,50 @@
+"""What the machine in front of us is: its platform and the CPU flags /proc/cpuinfo lists.
+
+`ci-tools test` reads these before it runs any code of a build (a build for a CPU feature the
+host lacks dies of SIGILL), and `ci-tools detect` recommends an ISA from them.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from pathlib import Path
+
+CPUINFO = Path("/proc/cpuinfo")
+
+# x86 kernels list the features under `flags`, aarch64 kernels under `Features`.
+_FLAG_KEYS = frozenset({"flags", "features"})
+
+_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+_SYSTEMS = {"linux": "linux", "darwin": "darwin"}
+
+
+def parse_cpuinfo(text: str) -> frozenset[str]:
+    """Every CPU flag named in /proc/cpuinfo text (the union over all processors)."""
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() in _FLAG_KEYS:
+            flags.update(value.split())
+    return frozenset(flags)
+
+
+def read_cpu_flags(path: Path = CPUINFO) -> frozenset[str]:
+    """The host's CPU flags; empty where the file does not exist (macOS has none)."""
+    try:
+        return parse_cpuinfo(path.read_text(encoding="utf-8", errors="replace"))
+    except FileNotFoundError:
+        return frozenset()
+
+
+def platform_name(machine: str, system: str) -> str | None:
+    """('x86_64', 'linux') -> 'x86_64-linux', as the catalog spells platforms; None if unknown."""
+    arch = _MACHINES.get(machine.lower())
+    kernel = _SYSTEMS.get(system.lower())
+    if arch is None or kernel is None:
+        return None
+    return f"{arch}-{kernel}"
+
+
+def host_platform() -> str | None:
+    return platform_name(platform.machine(), sys.platform)

@@ -1,0 +1,212 @@
+"""The host side of `ci-tools test`: find the interpreter, guard the host, run the probe,
+turn its output into facts.
+
+Nothing of the build runs before the guard has compared the host with the build: a build for
+a platform or CPU features the host lacks is skipped with that reason, never started (it would
+die of SIGILL). The probe runs from a private temporary folder so that no file beside it can
+shadow a module torch imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tempfile
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ci_tools import proc
+from ci_tools.errors import InputError
+from ci_tools.results import Check
+from ci_tools.smoke.evaluate import evaluate, skip_all
+from ci_tools.smoke.expect import Expectations
+from ci_tools.smoke.probe import MARKER
+
+PREFLIGHT_TIMEOUT = 120.0
+PROBE_TIMEOUT = 900.0
+
+# Variables that change what the probe measures: ATen's dispatch level must be the host's own.
+_MASKED_ENV = ("ATEN_CPU_CAPABILITY",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Interpreter:
+    path: str
+    python: str  # "3.13.1"
+    torch_origin: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeOutput:
+    facts: Mapping[str, Any]
+    crash: str | None  # why the probe stopped before it finished, if it did
+
+
+@dataclass(frozen=True, kw_only=True)
+class SmokeRun:
+    checks: tuple[Check, ...]
+    interpreter: Interpreter | None  # None when the host could not run the build at all
+
+
+def interpreter_in(result_dir: Path, variant: str) -> str:
+    """The interpreter inside a build result (`./result-VARIANT` by default)."""
+    if not result_dir.exists():
+        raise InputError(
+            f"{result_dir}: no such build result; build it first (ci-tools build {variant}) "
+            "or name the interpreter with --python PATH"
+        )
+    for name in ("python3", "python"):
+        candidate = result_dir / "bin" / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise InputError(
+        f"{result_dir} holds no bin/python3 or bin/python; pass an interpreter that has this "
+        "build on its path with --python PATH"
+    )
+
+
+def resolve_python(spec: str, env: Mapping[str, str]) -> str:
+    """`--python` as given: a path to an executable file, or a name found on PATH."""
+    if os.sep in spec or (os.altsep is not None and os.altsep in spec):
+        path = Path(spec)
+        if not path.is_file():
+            raise InputError(f"--python {spec}: no such file")
+        if not os.access(path, os.X_OK):
+            raise InputError(f"--python {spec}: not an executable file")
+        return str(path)
+    if proc.which(spec, env) is None:
+        raise InputError(f"--python {spec}: not found on PATH")
+    return spec
+
+
+def host_guard(
+    expect: Expectations, host_platform: str | None, host_flags: Collection[str]
+) -> str | None:
+    """Why this host must not run the build's code at all, or None when it may. Pure."""
+    if host_platform != expect.platform:
+        host = host_platform or "unknown-platform"
+        return f"a {expect.platform} build cannot run on this {host} host"
+    missing = [flag for flag in expect.cpuinfo if flag not in host_flags]
+    if missing:
+        return (
+            f"this host's CPU lacks {' '.join(missing)} (/proc/cpuinfo), which {expect.isa} "
+            "builds need; their code would die of SIGILL here"
+        )
+    return None
+
+
+def probe_env(environ: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k not in _MASKED_ENV}
+
+
+def parse_output(stdout: str) -> tuple[dict[str, Any], str | None, bool]:
+    """The probe's marked JSON lines -> (facts, the step begun but never reported, done)."""
+    facts: dict[str, Any] = {}
+    pending: str | None = None
+    done = False
+    for line in stdout.splitlines():
+        if not line.startswith(MARKER):
+            continue
+        try:
+            record = json.loads(line[len(MARKER) :])
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        if "begin" in record:
+            pending = str(record["begin"])
+        elif "fact" in record:
+            key = str(record["fact"])
+            facts[key] = record.get("value")
+            if key == pending:
+                pending = None
+        elif record.get("done"):
+            done = True
+            pending = None
+    return facts, pending, done
+
+
+def crash_reason(result: proc.CommandResult, pending: str | None, done: bool) -> str | None:
+    """Why the probe stopped before it finished; None when it finished."""
+    if done and result.ok:
+        return None
+    during = f" during {pending}" if pending else ""
+    if result.timed_out:
+        return f"the interpreter timed out after {result.seconds:.0f} s{during}"
+    if result.returncode < 0:
+        try:
+            name = signal.Signals(-result.returncode).name
+        except ValueError:
+            name = f"signal {-result.returncode}"
+        return f"the interpreter was killed by {name}{during}"
+    last = [line for line in result.stderr.strip().splitlines() if line.strip()][-3:]
+    said = f": {' | '.join(last)}" if last else ""
+    return f"the interpreter exited with status {result.returncode}{during}{said}"
+
+
+def preflight(python: str, env: Mapping[str, str]) -> Interpreter:
+    """Prove `python` is a Python with torch on its path, without running torch's code."""
+    result = _run_probe(python, ["preflight"], env, PREFLIGHT_TIMEOUT, what="run")
+    facts, _, done = parse_output(result.stdout)
+    if not done or "python" not in facts:
+        reason = crash_reason(result, None, done) or "it reported nothing"
+        raise InputError(f"{python} is not a Python interpreter ci-tools can use: {reason}")
+    origin = facts.get("torch.origin")
+    if not origin:
+        raise InputError(
+            f"{python} (Python {facts['python']}) has no torch on its path: "
+            "point --python or --result at the variant's build"
+        )
+    return Interpreter(
+        path=str(facts.get("executable") or python),
+        python=str(facts["python"]),
+        torch_origin=str(origin),
+    )
+
+
+def run_probe(python: str, expect: Expectations, env: Mapping[str, str]) -> ProbeOutput:
+    config = json.dumps(expect.probe_config(), sort_keys=True)
+    result = _run_probe(python, ["run", config], env, PROBE_TIMEOUT, what="start")
+    facts, pending, done = parse_output(result.stdout)
+    return ProbeOutput(facts=facts, crash=crash_reason(result, pending, done))
+
+
+def smoke_test(
+    expect: Expectations,
+    python: str,
+    *,
+    host_platform: str | None,
+    host_flags: Collection[str],
+    env: Mapping[str, str],
+) -> SmokeRun:
+    if host_platform != expect.platform:
+        reason = host_guard(expect, host_platform, host_flags)
+        assert reason is not None
+        return SmokeRun(checks=skip_all(expect, reason), interpreter=None)
+    interpreter = preflight(python, env)
+    reason = host_guard(expect, host_platform, host_flags)
+    if reason is not None:
+        return SmokeRun(checks=skip_all(expect, reason), interpreter=interpreter)
+    output = run_probe(python, expect, env)
+    return SmokeRun(checks=evaluate(output.facts, expect, output.crash), interpreter=interpreter)
+
+
+def _run_probe(
+    python: str, args: list[str], env: Mapping[str, str], timeout: float, *, what: str
+) -> proc.CommandResult:
+    source = resources.files("ci_tools.smoke").joinpath("probe.py").read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="ci-tools-smoke-") as folder:
+        script = Path(folder) / "ci_tools_smoke_probe.py"
+        script.write_text(source, encoding="utf-8")
+        try:
+            return proc.run(
+                [python, str(script), *args], cwd=Path(folder), env=probe_env(env), timeout=timeout
+            )
+        except InputError as exc:
+            raise InputError(
+                f"{python} is not a Python interpreter ci-tools can {what}: {exc}"
+            ) from None

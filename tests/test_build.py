@@ -1,0 +1,282 @@
+"""`ci-tools build`: transient vs permanent failures, retries, stacks, records — against a fake
+`flox` on PATH that records its argv, leaves `result-VARIANT` links and fails on demand."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ci_tools import build, results, variants
+from ci_tools.model import Catalog
+from ci_tools.results import Status
+
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+BASE = "pytorch-python313-cuda12_8-sm90-avx512"
+VISION = "torchvision-python313-cuda12_8-sm90-avx512"
+OTHER = "pytorch-python313-cpu-avx2"
+
+FAKE_FLOX = """\
+#!{python}
+import json, os, sys
+from pathlib import Path
+
+argv = sys.argv[1:]
+log = Path(os.environ["FAKE_FLOX_LOG"])
+with log.open("a") as handle:
+    handle.write(json.dumps(argv) + "\\n")
+variant = argv[1]
+calls = sum(1 for line in log.read_text().splitlines() if json.loads(line) == argv)
+plan = dict(item.split("=", 1) for item in os.environ.get("FAKE_FLOX_FAIL", "").split(",") if item)
+mode = plan.get(variant, "ok")
+print("building " + variant, flush=True)
+if mode == "transient" or (mode == "transient-once" and calls == 1):
+    print("error: unable to download 'https://cache.example/nar/x.nar.xz': HTTP error 503")
+    sys.exit(1)
+if mode == "compile":
+    print("aten/src/ATen/native/Foo.cpp:12:5: error: 'bar' was not declared in this scope")
+    print("ninja: build stopped: subcommand failed.")
+    sys.exit(1)
+store = Path(os.environ["FAKE_FLOX_STORE"]) / ("0000-" + variant)
+store.mkdir(parents=True, exist_ok=True)
+link = Path.cwd() / ("result-" + variant)
+if link.is_symlink():
+    link.unlink()
+link.symlink_to(store)
+print("built " + variant)
+"""
+
+
+@pytest.fixture
+def fake_flox(tmp_path: Path) -> dict[str, str]:
+    """An environment whose PATH has the fake flox first; its argv log is FAKE_FLOX_LOG."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    flox = bindir / "flox"
+    flox.write_text(FAKE_FLOX.format(python=sys.executable), encoding="utf-8")
+    flox.chmod(flox.stat().st_mode | stat.S_IXUSR)
+    return {
+        "PATH": os.pathsep.join([str(bindir), os.environ.get("PATH", "")]),
+        "FAKE_FLOX_LOG": str(tmp_path / "flox-argv.log"),
+        "FAKE_FLOX_STORE": str(tmp_path / "store"),
+    }
+
+
+def calls(env: dict[str, str]) -> list[list[str]]:
+    log = Path(env["FAKE_FLOX_LOG"])
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "error: unable to download 'https://cache.nixos.org/abc.narinfo': HTTP error 502",
+        "warning: error: HTTP error 503 ('Service Unavailable')",
+        "curl: (56) Recv failure: Connection reset by peer",
+        "curl: (6) Could not resolve host: cache.nixos.org",
+        "error: cannot connect to socket at '/nix/var/nix/daemon-socket/socket': Connection refused",
+        "error: unexpected end-of-file",
+        "warning: some substitutes for the outputs of derivation '/nix/store/x.drv' failed (usually happens due to networking issues)",
+    ],
+)
+def test_transient_failures_are_named(line: str) -> None:
+    assert build.transient_reason(f"building...\n{line}\n") is not None
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "aten/src/ATen/native/Foo.cpp:12:5: error: 'bar' was not declared in this scope",
+        "csrc/kernel.cu(44): error\nnvcc fatal   : Unsupported gpu architecture 'compute_130'",
+        "ninja: build stopped: subcommand failed.",
+        "error: undefined variable 'cudaPackages_13_9'",
+        "",
+        # Nix recovered from this download itself; the build then failed for another reason.
+        "warning: error: unable to download 'https://x': HTTP error 503; retrying in 283 ms\nFAILED tests/test_x.py",
+        # A download that was retried and then a compile error: the compile error decides.
+        "warning: unable to download 'https://x': HTTP error 503; retrying\nfoo.cpp:1:1: fatal error: x.h: No such file",
+    ],
+)
+def test_build_errors_are_never_transient(log: str) -> None:
+    assert build.transient_reason(log) is None
+
+
+def test_parse_path_info() -> None:
+    assert build.parse_path_info("/nix/store/abc-torch-2.8.0\t 3456789012\n") == 3456789012
+    assert build.parse_path_info("error: path is not valid\n") is None
+
+
+@pytest.mark.skipif(
+    shutil.which("nix-store") is None or shutil.which("nix") is None, reason="needs nix-bin"
+)
+def test_closure_size_from_the_real_nix(tmp_path: Path) -> None:
+    # A private store under tmp_path (NIX_REMOTE): the real nix, without touching /nix.
+    env = {**os.environ, "NIX_REMOTE": f"local?root={tmp_path / 'root'}"}
+    payload = tmp_path / "payload.txt"
+    payload.write_text("x" * 5000, encoding="utf-8")
+    added = subprocess.run(
+        ["nix-store", "--add", str(payload)], env=env, capture_output=True, text=True, check=True
+    )
+    store_path = added.stdout.strip()
+    size = build.closure_bytes(store_path, env)
+    assert size is not None and 5000 <= size < 6000
+
+
+def test_closure_is_only_asked_of_store_paths(tmp_path: Path) -> None:
+    assert build.closure_bytes(str(tmp_path), {"PATH": os.environ.get("PATH", "")}) is None
+
+
+def _variants(catalog: Catalog, *names: str) -> list[variants.Variant]:
+    return [variants.find(catalog, "main", n) for n in names]
+
+
+def _builder(tmp_path: Path, env: dict[str, str], sleeps: list[float]) -> build.Builder:
+    full = {**os.environ, **env}
+    policy = build.RetryPolicy(attempts=3, initial_seconds=5, max_seconds=60, sleep=sleeps.append)
+    return build.Builder(
+        flox="flox", cwd=tmp_path, env=full, policy=policy, echo=lambda _line: None
+    )
+
+
+def test_transient_failure_is_retried_then_passes(
+    catalog: Catalog, tmp_path: Path, fake_flox: dict[str, str]
+) -> None:
+    sleeps: list[float] = []
+    env = {**fake_flox, "FAKE_FLOX_FAIL": f"{OTHER}=transient-once"}
+    [(_, outcome)] = build.build_variants(
+        _variants(catalog, OTHER), _builder(tmp_path, env, sleeps)
+    )
+    assert outcome.status is Status.PASSED
+    assert outcome.attempts == 2
+    assert calls(env) == [["build", OTHER], ["build", OTHER]]
+    assert len(sleeps) == 1 and 5 <= sleeps[0] <= 60
+    assert outcome.store_path == str((tmp_path / "store" / f"0000-{OTHER}").resolve())
+    assert outcome.closure_bytes is None  # not a /nix/store path
+
+
+def test_retries_are_bounded(catalog: Catalog, tmp_path: Path, fake_flox: dict[str, str]) -> None:
+    sleeps: list[float] = []
+    env = {**fake_flox, "FAKE_FLOX_FAIL": f"{OTHER}=transient"}
+    [(_, outcome)] = build.build_variants(
+        _variants(catalog, OTHER), _builder(tmp_path, env, sleeps)
+    )
+    assert outcome.status is Status.FAILED
+    assert outcome.attempts == 3 and len(calls(env)) == 3 and len(sleeps) == 2
+    assert "HTTP error 503" in outcome.log_tail
+
+
+def test_stack_builds_base_first_and_stops_at_its_failure(
+    catalog: Catalog, tmp_path: Path, fake_flox: dict[str, str]
+) -> None:
+    env = {**fake_flox, "FAKE_FLOX_FAIL": f"{BASE}=compile"}
+    chosen = _variants(catalog, VISION, OTHER, BASE)
+    outcomes = dict(
+        (v.name, o) for v, o in build.build_variants(chosen, _builder(tmp_path, env, []))
+    )
+    assert calls(env) == [["build", BASE], ["build", OTHER]]
+    assert outcomes[BASE].status is Status.FAILED and outcomes[BASE].attempts == 1
+    assert outcomes[VISION].status is Status.SKIPPED
+    assert outcomes[VISION].log_tail == f"not built: {BASE} failed before it in the same stack"
+    assert outcomes[OTHER].status is Status.PASSED
+
+
+def _cli(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    return run_cli(
+        "build",
+        "--catalog",
+        str(repo_root / "catalog.yaml"),
+        "--branch",
+        "main",
+        *args,
+        cwd=tmp_path,
+        env=env,
+    )
+
+
+def test_cli_builds_a_stack_and_writes_records(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    env = {**fake_flox, "GITHUB_SHA": "0123456789abcdef", "RUNNER_NAME": "gpu-runner-7"}
+    cli = _cli(run_cli, tmp_path, repo_root, env, VISION, BASE, "--results", str(tmp_path / "out"))
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert calls(env) == [["build", BASE], ["build", VISION]]
+    assert f"built {BASE}" in cli.stdout  # flox's own output, streamed
+    record = results.load(results.result_path(tmp_path / "out", VISION))
+    assert record.build is not None and record.build.status is Status.PASSED
+    assert (record.commit, record.runner, record.branch, record.platform) == (
+        "0123456789abcdef", "gpu-runner-7", "main", "x86_64-linux",
+    )  # fmt: skip
+    assert record.build.store_path == str((tmp_path / "store" / f"0000-{VISION}").resolve())
+    assert record.test is None
+
+
+def test_cli_compile_error_is_not_retried(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    env = {**fake_flox, "FAKE_FLOX_FAIL": f"{OTHER}=compile"}
+    out = tmp_path / "one.json"
+    cli = _cli(run_cli, tmp_path, repo_root, env, OTHER, "--result-json", str(out))
+    assert cli.returncode == 1
+    assert calls(env) == [["build", OTHER]]
+    record = results.load(out)
+    assert record.build is not None and record.build.status is Status.FAILED
+    assert "was not declared in this scope" in record.build.log_tail
+    assert "Traceback" not in cli.stderr
+
+
+def test_cli_stack_failure_records_the_rest_as_skipped(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    env = {**fake_flox, "FAKE_FLOX_FAIL": f"{BASE}=compile"}
+    cli = _cli(run_cli, tmp_path, repo_root, env, BASE, VISION, "--results", str(tmp_path))
+    assert cli.returncode == 1
+    assert calls(env) == [["build", BASE]]
+    vision = results.load(results.result_path(tmp_path, VISION))
+    assert vision.build is not None and vision.build.status is Status.SKIPPED
+
+
+def test_cli_without_flox_is_exit_2(run_cli: CliRunner, tmp_path: Path, repo_root: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cli = _cli(run_cli, tmp_path, repo_root, {"PATH": str(empty)}, OTHER)
+    assert cli.returncode == 2
+    assert "`flox` was not found on PATH" in cli.stderr
+
+
+def test_cli_unknown_variant_offers_the_closest(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    cli = _cli(run_cli, tmp_path, repo_root, fake_flox, "pytorch-python313-cuda12_8-sm90-avx521")
+    assert cli.returncode == 2
+    assert "closest: pytorch-python313-cuda12_8-sm90-avx512" in cli.stderr
+    assert calls(fake_flox) == []
+
+
+def test_cli_result_json_takes_one_variant(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    cli = _cli(
+        run_cli,
+        tmp_path,
+        repo_root,
+        fake_flox,
+        BASE,
+        VISION,
+        "--result-json",
+        str(tmp_path / "x.json"),
+    )
+    assert cli.returncode == 2
+    assert "--result-json PATH takes one variant" in cli.stderr
+    assert calls(fake_flox) == []
