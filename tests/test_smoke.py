@@ -20,7 +20,7 @@ from ci_tools import hostcpu, proc, results, variants
 from ci_tools.errors import InputError
 from ci_tools.model import Catalog
 from ci_tools.results import Check, Status
-from ci_tools.smoke import runner
+from ci_tools.smoke import closure, runner
 from ci_tools.smoke.evaluate import check_names, evaluate, skip_all, version_matches
 from ci_tools.smoke.expect import CPU_CAPABILITY_ORDER, Expectations, expectations_for
 
@@ -392,12 +392,11 @@ def test_probe_env_masks_the_dispatch_override() -> None:
 
 def test_interpreter_in_a_result(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="build it first"):
-        runner.interpreter_in(tmp_path / "result-x", "x")
-    (tmp_path / "result-x" / "bin").mkdir(parents=True)
-    with pytest.raises(InputError, match="--python PATH"):
-        runner.interpreter_in(tmp_path / "result-x", "x")
+        closure.interpreter_in(tmp_path / "result-x", "x", "3.13")
     python = _script(tmp_path / "result-x" / "bin" / "python3", "#!/bin/sh\n")
-    assert runner.interpreter_in(tmp_path / "result-x", "x") == str(python)
+    assert closure.interpreter_in(tmp_path / "result-x", "x", "3.13") == closure.Launch(
+        python=str(python)
+    )
 
 
 # --- real runs: the CPU torch installed here, and interpreters that are not usable -----------

@@ -11,7 +11,7 @@ from ci_tools.commands import _results
 from ci_tools.commands._common import add_catalog_option, default_branch, load
 from ci_tools.errors import EXIT_FAILED, EXIT_OK
 from ci_tools.results import Check, Status, TestOutcome, test_status
-from ci_tools.smoke import runner
+from ci_tools.smoke import closure, runner
 from ci_tools.smoke.expect import expectations_for
 
 
@@ -25,7 +25,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--result",
         type=Path,
         metavar="DIR",
-        help="the build result whose bin/python3 runs the checks (default: ./result-VARIANT)",
+        help=(
+            "the build result to check (default: ./result-VARIANT); its bin/python3, or else "
+            "the Python of its Nix closure with the closure's site-packages, runs the checks"
+        ),
     )
     where.add_argument(
         "--python", metavar="PATH", help="any interpreter that has the build on its path"
@@ -48,7 +51,10 @@ def run(args: argparse.Namespace) -> int:
     if args.python is not None:
         python = runner.resolve_python(args.python, env)
     else:
-        python = runner.interpreter_in(args.result or cwd / f"result-{variant.name}", variant.name)
+        result_dir = args.result or cwd / f"result-{variant.name}"
+        launch = closure.interpreter_in(result_dir, variant.name, variant.python)
+        python = launch.python
+        env.update(launch.env)
     record = _results.existing_or_new(paths, variant, env, cwd)
 
     smoke = runner.smoke_test(

@@ -52,23 +52,6 @@ class SmokeRun:
     interpreter: Interpreter | None  # None when the host could not run the build at all
 
 
-def interpreter_in(result_dir: Path, variant: str) -> str:
-    """The interpreter inside a build result (`./result-VARIANT` by default)."""
-    if not result_dir.exists():
-        raise InputError(
-            f"{result_dir}: no such build result; build it first (ci-tools build {variant}) "
-            "or name the interpreter with --python PATH"
-        )
-    for name in ("python3", "python"):
-        candidate = result_dir / "bin" / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    raise InputError(
-        f"{result_dir} holds no bin/python3 or bin/python; pass an interpreter that has this "
-        "build on its path with --python PATH"
-    )
-
-
 def resolve_python(spec: str, env: Mapping[str, str]) -> str:
     """`--python` as given: a path to an executable file, or a name found on PATH."""
     if os.sep in spec or (os.altsep is not None and os.altsep in spec):
