@@ -46,9 +46,7 @@ def _replace_once(text: str, old: str, new: str) -> str:
 def test_shipped_variant_counts(
     catalog: Catalog, branch: str, pytorch_linux: int, torchvision: int, pytorch_total: int
 ) -> None:
-    counts = Counter(
-        (v.package.name, v.kind is Kind.DARWIN) for v in expand(catalog, branch)
-    )
+    counts = Counter((v.package.name, v.kind is Kind.DARWIN) for v in expand(catalog, branch))
     assert counts[("pytorch", False)] == pytorch_linux
     assert counts[("pytorch", False)] + counts[("pytorch", True)] == pytorch_total
     assert counts[("torchvision", False)] == torchvision
@@ -110,7 +108,9 @@ def test_branch_facts(catalog: Catalog) -> None:
 
 def test_sm_above_branch_cuda_is_rejected_with_its_line() -> None:
     text = _replace_once(
-        SHIPPED, "          sm61: [avx, avx2]\n", "          sm61: [avx, avx2]\n          sm103: [avx2]\n"
+        SHIPPED,
+        "          sm61: [avx, avx2]\n",
+        "          sm61: [avx, avx2]\n          sm103: [avx2]\n",
     )
     line = _line_of(text, "sm103: [avx2]")
     assert _problems(text) == [
@@ -120,7 +120,8 @@ def test_sm_above_branch_cuda_is_rejected_with_its_line() -> None:
 
 def test_sm61_on_cuda_13_is_rejected() -> None:
     text = _replace_once(
-        SHIPPED, "          sm110: [armv8_2, armv9]\n          sm120",
+        SHIPPED,
+        "          sm110: [armv8_2, armv9]\n          sm120",
         "          sm110: [armv8_2, armv9]\n          sm61: [avx2]\n          sm120",
     )
     line = _line_of(text, "sm61: [avx2]")
@@ -186,8 +187,10 @@ def test_unknown_key_suggests_the_right_one() -> None:
     line = _line_of(text, "min_drivr")
     problems = _problems(text)
     assert any(
-        p.startswith(f'catalog.yaml:{line}: unknown key "min_drivr" in branch cuda-13_0 '
-                     '(did you mean "min_driver"?)')
+        p.startswith(
+            f'catalog.yaml:{line}: unknown key "min_drivr" in branch cuda-13_0 '
+            '(did you mean "min_driver"?)'
+        )
         for p in problems
     )
 
@@ -206,7 +209,9 @@ def test_unquoted_version_is_rejected_because_yaml_reads_it_as_a_number() -> Non
 
 
 def test_cuda_packages_must_match_the_branch_cuda() -> None:
-    text = _replace_once(SHIPPED, "cuda_packages: cudaPackages_12_8", "cuda_packages: cudaPackages_12_9")
+    text = _replace_once(
+        SHIPPED, "cuda_packages: cudaPackages_12_8", "cuda_packages: cudaPackages_12_9"
+    )
     problems = _problems(text)
     assert problems == [
         f"catalog.yaml:{_line_of(text, 'cudaPackages_12_9')}: main.cuda_packages is "

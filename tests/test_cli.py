@@ -36,11 +36,13 @@ def test_catalog_error_is_exit_2_without_traceback(run_cli: CliRunner, tmp_path:
     result = run_cli("matrix", "--branch", "main", cwd=tmp_path)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert 'catalog.yaml:' in result.stderr and 'unknown key "min_drivr"' in result.stderr
+    assert "catalog.yaml:" in result.stderr and 'unknown key "min_drivr"' in result.stderr
     assert "::error" not in result.stdout
 
 
-def test_catalog_error_is_annotated_under_github_actions(run_cli: CliRunner, tmp_path: Path) -> None:
+def test_catalog_error_is_annotated_under_github_actions(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
     _broken_catalog(tmp_path)
     result = run_cli("matrix", "--branch", "main", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
     assert result.returncode == 2

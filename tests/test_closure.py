@@ -52,7 +52,9 @@ def test_closure_without_the_branch_python_is_bad_input(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("nix-store") is None, reason="needs nix-store (Debian nix-bin)")
-def test_closure_is_read_with_the_real_nix_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_closure_is_read_with_the_real_nix_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A private store (NIX_REMOTE): the real nix-store, without touching /nix.
     monkeypatch.setenv("NIX_REMOTE", f"local?root={tmp_path / 'root'}")
     payload = tmp_path / "payload"

@@ -35,7 +35,13 @@ def test_every_shipped_name_parses_back(catalog: Catalog) -> None:
 @pytest.mark.parametrize(
     ("name", "kind", "platform", "sm", "isa"),
     [
-        ("torchaudio-python312-cuda13_0-sm121-armv9", Kind.GPU, Platform.AARCH64_LINUX, "sm121", "armv9"),
+        (
+            "torchaudio-python312-cuda13_0-sm121-armv9",
+            Kind.GPU,
+            Platform.AARCH64_LINUX,
+            "sm121",
+            "armv9",
+        ),
         ("pytorch-python313-cpu-avx", Kind.CPU, Platform.X86_64_LINUX, None, "avx"),
         ("pytorch-python313-darwin-mps", Kind.DARWIN, Platform.AARCH64_DARWIN, None, None),
     ],
@@ -48,8 +54,14 @@ def test_parse(name: str, kind: Kind, platform: Platform, sm: str | None, isa: s
 
 @pytest.mark.parametrize(
     "name",
-    ["pytorch", "pytorch-python313-cpu-", "pytorch-python313-cuda12.9-sm90-avx2",
-     "pytorch-python313-cpu-armv8.2", "README", "pytorch-python313-darwin-metal"],
+    [
+        "pytorch",
+        "pytorch-python313-cpu-",
+        "pytorch-python313-cuda12.9-sm90-avx2",
+        "pytorch-python313-cpu-armv8.2",
+        "README",
+        "pytorch-python313-darwin-metal",
+    ],
 )
 def test_names_outside_the_grammar(name: str) -> None:
     assert names.parse_name(name) is None
