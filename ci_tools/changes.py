@@ -14,8 +14,9 @@ Files no variant names but that a recipe may import (a new file under `.flox/pkg
 `templates/lib/`, anything under `.flox/env/`) affect every variant: a missed rebuild costs
 more than a spare one.
 
-Cost: one `git rev-parse`, one `git diff --name-only`, and only when the catalog itself
-changed, one `git show` of the catalog at REF. Everything else is in memory.
+Cost: a fixed handful of git calls whatever the size of the change (two `git rev-parse`,
+one `git diff --name-only`, one `git show` of the catalog at HEAD and, only when the catalog
+changed, one at REF) and one parse of each catalog read. Everything else is in memory.
 """
 
 from __future__ import annotations
@@ -70,21 +71,35 @@ def affected_variants(
         return ChangeSet.full(
             f"--since {ref}: no previous commit (a new branch); scheduling the full matrix"
         )
-    git = GitRepo(root=repo_root)
-    if not git.is_repository():
+    top = GitRepo(root=repo_root).toplevel()
+    if top is None:
         return ChangeSet.full(
-            f"--since {ref}: {repo_root} is not a git repository; scheduling the full matrix"
+            f"--since {ref}: {repo_root} is not in a git repository; scheduling the full matrix"
         )
+    # git names paths from the top of the working tree; the build repository may be a
+    # folder inside it, and its layout paths are relative to that folder.
+    git = GitRepo(root=top)
+    prefix = _relative(top, repo_root)
+    if prefix is None:
+        return ChangeSet.full(f"--since {ref}: cannot place {repo_root} inside {top}")
+    prefix = "" if prefix == "." else prefix + "/"
     base = git.resolve_commit(ref)
     if base is None:
         return ChangeSet.full(
             f"--since {ref}: this clone has no such commit (a force push, or a shallow clone: "
             "check out with fetch-depth: 0); scheduling the full matrix"
         )
-    changed = git.changed_paths(base)
+    changed_in_repo = git.changed_paths(base)
+    changed = frozenset(p.removeprefix(prefix) for p in changed_in_repo if p.startswith(prefix))
     if catalog_path is None:
-        return _without_catalog(git, changed)
-    return _with_catalog(git, ref, base, branch, catalog_path, changed)
+        return _without_catalog(git, prefix, changed)
+    rel = _relative(top, catalog_path)
+    if rel is None:
+        return ChangeSet.full(
+            f"--since {ref}: the catalog {catalog_path} lies outside the repository, so its "
+            "state at that commit is unknown; scheduling the full matrix"
+        )
+    return _with_catalog(git, ref, base, branch, rel, rel in changed_in_repo, changed)
 
 
 def _with_catalog(
@@ -92,15 +107,12 @@ def _with_catalog(
     ref: str,
     base: str,
     branch: str,
-    catalog_path: Path,
+    rel: str,
+    catalog_changed: bool,
     changed: frozenset[str],
 ) -> ChangeSet:
-    rel = _relative(git.root, catalog_path)
-    if rel is None:
-        return ChangeSet.full(
-            f"--since {ref}: the catalog {catalog_path} lies outside the repository, so its "
-            "state at that commit is unknown; scheduling the full matrix"
-        )
+    """`rel`: the catalog's path from the top of the repository; `changed`: changed paths
+    from the build repository's root."""
     head_text = git.show("HEAD", rel)
     if head_text is None:
         return ChangeSet.full(
@@ -108,7 +120,7 @@ def _with_catalog(
         )
     head_catalog = parse_catalog_text(head_text, rel)
     head = {v.name: v for v in expand(head_catalog, branch)}
-    if rel not in changed:
+    if not catalog_changed:
         before = {name: build_facts(v, head_catalog) for name, v in head.items()}
     else:
         ref_text = git.show(base, rel)
@@ -186,8 +198,8 @@ def _is_unnamed_shared(path: str, variants: Iterable[Variant]) -> bool:
     return all(path not in layout.recipe_inputs(v) for v in variants)
 
 
-def _without_catalog(git: GitRepo, changed: frozenset[str]) -> ChangeSet:
-    recipes = _recipes_at_head(git)
+def _without_catalog(git: GitRepo, prefix: str, changed: frozenset[str]) -> ChangeSet:
+    recipes = _recipes_at_head(git, prefix)
     if any(_is_shared_without_catalog(p) for p in changed):
         return ChangeSet(names=frozenset(recipes), notice=None)
     affected: set[str] = set()
@@ -201,9 +213,9 @@ def _without_catalog(git: GitRepo, changed: frozenset[str]) -> ChangeSet:
     return ChangeSet(names=frozenset(affected), notice=None)
 
 
-def _recipes_at_head(git: GitRepo) -> Mapping[str, names.ParsedName]:
+def _recipes_at_head(git: GitRepo, prefix: str) -> Mapping[str, names.ParsedName]:
     out: dict[str, names.ParsedName] = {}
-    for path in git.list_files("HEAD", layout.PKGS_DIR):
+    for path in git.list_files("HEAD", prefix + layout.PKGS_DIR):
         stem = path.rsplit("/", 1)[-1].removesuffix(".nix")
         parsed = names.parse_name(stem) if path.endswith(".nix") else None
         if parsed is not None:

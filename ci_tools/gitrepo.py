@@ -25,8 +25,10 @@ class GitRepo:
             raise InputError(f"`git {' '.join(args)}` in {self.root} took over {_TIMEOUT} s")
         return result
 
-    def is_repository(self) -> bool:
-        return self._git("rev-parse", "--git-dir").ok
+    def toplevel(self) -> Path | None:
+        """The root of the working tree `root` lies in; None outside a git repository."""
+        result = self._git("rev-parse", "--show-toplevel")
+        return Path(result.stdout.strip()) if result.ok else None
 
     def resolve_commit(self, ref: str) -> str | None:
         """The commit `ref` names, or None when this clone does not have it."""

@@ -366,3 +366,21 @@ def test_without_catalog_dependent_recipe_schedules_itself(bare_repo: Path) -> N
 @pytest.mark.parametrize("path", [f"{layout.LIB_DIR}/torch-cuda.nix", layout.MANIFEST])
 def test_without_catalog_shared_change_schedules_all(bare_repo: Path, path: str) -> None:
     assert bare_changed(bare_repo, touch(path)).names == set(_RECIPES)
+
+
+def test_build_repository_in_a_folder_of_a_larger_repository(
+    template_repo: Path, tmp_path: Path
+) -> None:
+    outer = tmp_path / "outer"
+    builds = outer / "builds"
+    shutil.copytree(template_repo, builds, ignore=shutil.ignore_patterns(".git"))
+    git(outer, "init", "-q", "-b", BRANCH)
+    # A file outside builds/ at the path of an input: no input of the build repository.
+    write(outer, layout.MANIFEST, "# another project's manifest\n")
+    base = commit_all(outer, "base")
+    name = "pytorch-python313-darwin-mps"
+    touch(layout.recipe_path(name))(builds)
+    write(outer, layout.MANIFEST, "# changed\n")
+    commit_all(outer, "change")
+    result = affected_variants(builds, base, BRANCH, builds / "catalog.yaml")
+    assert result == ChangeSet(names=frozenset({name}), notice=None)
