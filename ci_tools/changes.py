@@ -6,9 +6,15 @@ flox manifest) and the catalog facts it is rendered and checked from (`build_fac
 
 The rule for catalog fields: a field counts when it changes what `flox build` produces or
 what `ci-tools test` expects of it. Descriptive fields do not: a GPU's `family` and
-`hardware` list, an ISA's `description`, `hardware` and `workload`, a branch's `min_driver`
-and the versions of packages the variant is not built from. Editing those schedules nothing.
+`hardware` list, an ISA's `description`, `hardware`, `workload` and `level` (an order for
+recommending variants), a branch's `min_driver`, and the versions of packages the variant
+is not built from. Editing those schedules nothing.
 Line numbers never count: moving an entry is no change.
+
+Lines that cannot change a build do not count in any file: comment lines (`#`) and Nix
+`description = ...;` lines (`meta.description`, which is no part of the derivation). The
+rendered recipes repeat descriptive catalog fields there, so a hardware-list edit changes
+the recipes' text and still rebuilds nothing.
 
 Files no variant names but that a recipe may import (a new file under `.flox/pkgs/lib/` or
 `templates/lib/`, anything under `.flox/env/`) affect every variant: a missed rebuild costs
@@ -22,7 +28,7 @@ changed, one at REF) and one parse of each catalog read. Everything else is in m
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +48,12 @@ _SHARED_PREFIXES = (
     f"{layout.TEMPLATES_DIR}/lib/",
     f"{layout.TEMPLATES_DIR}/pkgs/",
     ".flox/env/",
+)
+
+# Changed lines that cannot change what a build produces (see the module doc).
+_INERT_LINES = (
+    r"^[[:space:]]*#",
+    r'^[[:space:]]*description = ".*";[[:space:]]*$',
 )
 
 # Without a catalog, the package every other package of a stack builds against.
@@ -89,7 +101,7 @@ def affected_variants(
             f"--since {ref}: this clone has no such commit (a force push, or a shallow clone: "
             "check out with fetch-depth: 0); scheduling the full matrix"
         )
-    changed_in_repo = git.changed_paths(base)
+    changed_in_repo = git.changed_paths(base, ignore_lines=_INERT_LINES)
     changed = frozenset(p.removeprefix(prefix) for p in changed_in_repo if p.startswith(prefix))
     if catalog_path is None:
         return _without_catalog(git, prefix, changed)
@@ -120,9 +132,9 @@ def _with_catalog(
         )
     head_catalog = parse_catalog_text(head_text, rel)
     head = {v.name: v for v in expand(head_catalog, branch)}
-    if not catalog_changed:
-        before = {name: build_facts(v, head_catalog) for name, v in head.items()}
-    else:
+    # Build facts at REF by variant name; None when the catalog is the same file at both.
+    before: dict[str, Hashable] | None = None
+    if catalog_changed:
         ref_text = git.show(base, rel)
         if ref_text is None:
             return ChangeSet.full(
@@ -138,13 +150,15 @@ def _with_catalog(
         before = {}
         if branch in ref_catalog.branches:
             before = {v.name: build_facts(v, ref_catalog) for v in expand(ref_catalog, branch)}
-    shared_changed = any(_is_unnamed_shared(p, head.values()) for p in changed)
+    named = {path for v in head.values() for path in layout.recipe_inputs(v)}
+    if any(p.startswith(_SHARED_PREFIXES) and p not in named for p in changed):
+        # A file a recipe may import that no variant names: who uses it is unknown.
+        return ChangeSet(names=frozenset(head), notice=None)
     affected = {
         name
         for name, variant in head.items()
-        if shared_changed
-        or before.get(name) != build_facts(variant, head_catalog)
-        or not changed.isdisjoint(layout.recipe_inputs(variant))
+        if not changed.isdisjoint(layout.recipe_inputs(variant))
+        or (before is not None and before.get(name) != build_facts(variant, head_catalog))
     }
     # A dependent builds against its sibling: whatever rebuilds the sibling rebuilds it.
     affected |= {
@@ -182,20 +196,12 @@ def build_facts(variant: Variant, catalog: Catalog) -> Hashable:
         if isa is None
         else (
             isa.platform,
-            isa.level,
             isa.compiler_flags,
             isa.cpuinfo,
             isa.torch_capability,
             isa.disables,
         ),
     )
-
-
-def _is_unnamed_shared(path: str, variants: Iterable[Variant]) -> bool:
-    """A changed file under a shared directory that no variant lists among its inputs."""
-    if not path.startswith(_SHARED_PREFIXES):
-        return False
-    return all(path not in layout.recipe_inputs(v) for v in variants)
 
 
 def _without_catalog(git: GitRepo, prefix: str, changed: frozenset[str]) -> ChangeSet:

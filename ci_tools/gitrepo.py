@@ -6,6 +6,7 @@ what the push means.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,12 +40,24 @@ class GitRepo:
         )
         return result.stdout.strip() if result.ok else None
 
-    def changed_paths(self, base: str, head: str = "HEAD") -> frozenset[str]:
-        """Paths whose content differs between two commits; a rename counts as both paths."""
-        result = self._git("diff", "--name-only", "--no-renames", "-z", base, head, "--")
+    def changed_paths(
+        self, base: str, head: str = "HEAD", ignore_lines: Sequence[str] = ()
+    ) -> frozenset[str]:
+        """Paths whose content differs between two commits; a rename counts as both paths.
+
+        `ignore_lines`: regular expressions; a file whose every changed line matches one of
+        them does not count (git's `-I`, git >= 2.30).
+        """
+        ignore = [f"--ignore-matching-lines={regex}" for regex in ignore_lines]
+        result = self._git("diff", "--numstat", "--no-renames", "-z", *ignore, base, head, "--")
         if not result.ok:
             raise InputError(f"`git diff {base} {head}` failed: {result.stderr.strip()}")
-        return frozenset(p for p in result.stdout.split("\0") if p)
+        # Each record is "added<TAB>deleted<TAB>path".
+        return frozenset(
+            record.split("\t", 2)[2]
+            for record in result.stdout.split("\0")
+            if record.count("\t") >= 2
+        )
 
     def show(self, commit: str, path: str) -> str | None:
         """The text of `path` at `commit`, or None when the commit has no such file."""

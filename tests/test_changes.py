@@ -67,7 +67,7 @@ def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(REPO_ROOT / "catalog.yaml", root / "catalog.yaml")
     catalog = load_catalog(root / "catalog.yaml", "catalog.yaml")
     for rel in sorted(_shared_files(expand(catalog, BRANCH))):
-        write(root, rel, f"# {rel}\n")
+        write(root, rel, recipe_text(rel))
     write(root, "README.md", "# builds\n")
     commit_all(root, "base")
     return root
@@ -105,10 +105,17 @@ def edit_catalog(old: str, new: str) -> Change:
     return change
 
 
+def recipe_text(rel: str, body: str = "{ }", description: str = "a build") -> str:
+    """Shaped like a rendered recipe: a comment header, the build, a meta description."""
+    return f'# Generated for {rel}\n{body}\n  description = "{description}";\n'
+
+
 def touch(*rels: str) -> Change:
+    """A change that alters what the files build."""
+
     def change(root: Path) -> None:
         for rel in rels:
-            write(root, rel, f"# {rel}, changed\n")
+            write(root, rel, recipe_text(rel, body="{ changed = true; }"))
 
     return change
 
@@ -150,6 +157,33 @@ def test_descriptive_catalog_fields_schedule_nothing(repo: Path) -> None:
         )(root)
 
     assert changed_since_base(repo, change).names == frozenset()
+
+
+def test_hardware_edit_rerendering_recipe_comments_schedules_nothing(
+    repo: Path, main_variants: tuple[Variant, ...]
+) -> None:
+    # `generate` repeats the hardware list in each recipe's header and meta.description:
+    # those lines change, the derivation does not.
+    def change(root: Path) -> None:
+        edit_catalog("hardware: [H100, H200]", "hardware: [H100, H200, GH200]")(root)
+        for variant in main_variants:
+            if variant.gpu is not None and variant.gpu.name == "sm90":
+                rel = layout.recipe_path(variant.name)
+                text = recipe_text(rel, description="for H100, H200, GH200")
+                write(root, rel, text.replace("# Generated", "# Regenerated"))
+
+    assert changed_since_base(repo, change).names == frozenset()
+
+
+def test_recipe_body_change_with_comments_is_scheduled(repo: Path) -> None:
+    name = "pytorch-python313-cuda12_8-sm90-avx2"
+    rel = layout.recipe_path(name)
+
+    def change(root: Path) -> None:
+        write(root, rel, recipe_text(rel, body="{ cudnn = false; }", description="changed"))
+
+    result = changed_since_base(repo, change)
+    assert result.names == {name, name.replace("pytorch-", "torchvision-")}
 
 
 def test_moved_catalog_lines_schedule_nothing(repo: Path) -> None:
@@ -333,8 +367,8 @@ def bare_repo(tmp_path: Path) -> Path:
     root.mkdir()
     git(root, "init", "-q", "-b", BRANCH)
     for name in _RECIPES:
-        write(root, layout.recipe_path(name), f"# {name}\n")
-    write(root, f"{layout.LIB_DIR}/torch-cuda.nix", "# lib\n")
+        write(root, layout.recipe_path(name), recipe_text(name))
+    write(root, f"{layout.LIB_DIR}/torch-cuda.nix", recipe_text("lib"))
     write(root, f"{layout.PKGS_DIR}/notes.txt", "not a recipe\n")
     write(root, "README.md", "# readme\n")
     commit_all(root, "base")
@@ -376,11 +410,11 @@ def test_build_repository_in_a_folder_of_a_larger_repository(
     shutil.copytree(template_repo, builds, ignore=shutil.ignore_patterns(".git"))
     git(outer, "init", "-q", "-b", BRANCH)
     # A file outside builds/ at the path of an input: no input of the build repository.
-    write(outer, layout.MANIFEST, "# another project's manifest\n")
+    write(outer, layout.MANIFEST, "another = 1\n")
     base = commit_all(outer, "base")
     name = "pytorch-python313-darwin-mps"
     touch(layout.recipe_path(name))(builds)
-    write(outer, layout.MANIFEST, "# changed\n")
+    write(outer, layout.MANIFEST, "another = 2\n")
     commit_all(outer, "change")
     result = affected_variants(builds, base, BRANCH, builds / "catalog.yaml")
     assert result == ChangeSet(names=frozenset({name}), notice=None)
