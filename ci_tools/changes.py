@@ -11,7 +11,7 @@ recommending variants), a branch's `min_driver`, and the versions of packages th
 is not built from. Editing those schedules nothing.
 Line numbers never count: moving an entry is no change.
 
-Lines that cannot change a build do not count in any file: comment lines (`#`) and Nix
+Lines that cannot change a build do not count in any file: blank lines, comment lines (`#`), Nix
 `description = ...;` lines (`meta.description`, which is no part of the derivation). The
 rendered recipes repeat descriptive catalog fields there, so a hardware-list edit changes
 the recipes' text and still rebuilds nothing.
@@ -52,6 +52,9 @@ _SHARED_PREFIXES = (
 
 # Changed lines that cannot change what a build produces (see the module doc).
 _INERT_LINES = (
+    # A blank line: git hands each line over with its newline, the control character
+    # matched here (`^[[:space:]]*$` would match the empty end of every line).
+    r"^[[:blank:]]*[[:cntrl:]]",
     r"^[[:space:]]*#",
     r'^[[:space:]]*description = ".*";[[:space:]]*$',
 )

@@ -41,12 +41,17 @@ class GitRepo:
         return result.stdout.strip() if result.ok else None
 
     def changed_paths(
-        self, base: str, head: str = "HEAD", ignore_lines: Sequence[str] = ()
+        self,
+        base: str,
+        head: str = "HEAD",
+        *,
+        ignore_lines: Sequence[str] = (),
     ) -> frozenset[str]:
         """Paths whose content differs between two commits; a rename counts as both paths.
 
         `ignore_lines`: regular expressions; a file whose every changed line matches one of
-        them does not count (git's `-I`, git >= 2.30).
+        them does not count (git's `-I`, git >= 2.30; POSIX extended syntax, matched
+        against each line with its newline).
         """
         ignore = [f"--ignore-matching-lines={regex}" for regex in ignore_lines]
         result = self._git("diff", "--numstat", "--no-renames", "-z", *ignore, base, head, "--")

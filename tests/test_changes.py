@@ -175,6 +175,15 @@ def test_hardware_edit_rerendering_recipe_comments_schedules_nothing(
     assert changed_since_base(repo, change).names == frozenset()
 
 
+@pytest.mark.parametrize("path", [f"{layout.LIB_DIR}/torch-cuda.nix", layout.MANIFEST])
+def test_comment_and_blank_line_edits_schedule_nothing(repo: Path, path: str) -> None:
+    def change(root: Path) -> None:
+        text = (root / path).read_text(encoding="utf-8")
+        write(root, path, "# Why this file looks the way it does.\n\n" + text + "\n   \n")
+
+    assert changed_since_base(repo, change).names == frozenset()
+
+
 def test_recipe_body_change_with_comments_is_scheduled(repo: Path) -> None:
     name = "pytorch-python313-cuda12_8-sm90-avx2"
     rel = layout.recipe_path(name)
