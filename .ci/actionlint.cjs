@@ -5,8 +5,14 @@
 //   node .ci/actionlint.cjs FILE...
 //
 // Prints `file:line:column: message [kind]` per finding, as actionlint does; exit 1 when
-// there are findings, 2 when it cannot run. The WebAssembly build reads no configuration
-// file and cannot open other files (reusable workflows, local actions).
+// there are findings, 2 when it cannot run.
+//
+// What the package (2.0.6) holds is actionlint 1.6.22: it knows the runner labels of its
+// time (ubuntu-latest/22.04, macos-12, self-hosted, x64, arm64, ...), not ubuntu-24.04.
+// Its API takes one file's text, so it reads no .github/actionlint.yaml (custom runner
+// labels: the workflows take theirs from the matrix, which no linter can check) and opens
+// no other file (reusable workflows, local actions). A real actionlint binary on PATH is
+// preferred by the tests.
 "use strict";
 
 const { readFileSync } = require("node:fs");
