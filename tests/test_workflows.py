@@ -212,6 +212,11 @@ def test_plan_outputs_follow_the_matrix_contract() -> None:
     assert '--since "$BEFORE"' in matrix_step["run"] and "--github-output" in matrix_step["run"]
     assert "github.event.before" in matrix_step["env"]["BEFORE"]
     assert "pull_request.base.sha" in matrix_step["env"]["BEFORE"]
+    # A pull request's checkout is a detached merge commit: name the branch, never guess it.
+    assert "github.base_ref" in plan["env"]["BRANCH"]
+    for command in ("matrix", "generate --check"):
+        runs = [s["run"] for s in plan["steps"] if f"ci-tools {command}" in s.get("run", "")]
+        assert runs and all('--branch "$BRANCH"' in r for r in runs), command
 
 
 def test_each_shard_runs_only_when_the_plan_filled_it() -> None:
