@@ -1,0 +1,74 @@
+"""`ci-tools sync-workflows [--check]`: the workflows' branch lists follow the catalog."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ci_tools import layout
+from ci_tools.commands._common import add_catalog_option, load
+from ci_tools.errors import InputError
+from ci_tools.fsutil import atomic_write_text
+from ci_tools.workflowsync import MANAGED, FileSync, sync_file
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_catalog_option(parser)
+    parser.add_argument(
+        "--workflows",
+        type=Path,
+        default=Path(layout.WORKFLOWS_DIR),
+        metavar="DIR",
+        help=f"the workflows folder (default: {layout.WORKFLOWS_DIR})",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a workflow's branch list differs from the catalog",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = load(args)
+    branches = tuple(catalog.branches)
+    directory: Path = args.workflows
+    results = [
+        sync_file(directory / name, str(directory / name), specs, branches)
+        for name, specs in MANAGED.items()
+        if (directory / name).is_file()
+    ]
+    if not results:
+        raise InputError(
+            f"{directory}: none of {', '.join(MANAGED)} is here; run ci-tools in the build "
+            "repository's root or pass --workflows DIR"
+        )
+    stale = [r for r in results if r.stale]
+    if not stale:
+        print(f"{', '.join(r.display for r in results)}: branch lists match {catalog.display_name}")
+        return 0
+    if args.check:
+        for result in stale:
+            _describe(result, branches, sys.stderr)
+        print(
+            f"ci-tools: {len(stale)} workflow(s) out of date with {catalog.display_name}; "
+            "run `ci-tools sync-workflows` to update them",
+            file=sys.stderr,
+        )
+        return 1
+    for result in stale:
+        atomic_write_text(result.path, result.new_text)
+        _describe(result, branches, sys.stdout, verb="updated")
+    return 0
+
+
+def _describe(
+    result: FileSync, branches: tuple[str, ...], stream: TextIO, verb: str = "stale"
+) -> None:
+    for item in result.stale:
+        print(
+            f"{result.display}:{item.line}: {verb} {item.label}: "
+            f"[{', '.join(item.found)}] -> [{', '.join(branches)}]",
+            file=stream,
+        )

