@@ -35,9 +35,11 @@ async function main(files) {
   } catch (error) {
     fail(`cannot load ${MODULE} (run .ci/install-tools.sh): ${error.message}`);
   }
-  const lint = await createLinter();
   let findings = 0;
   for (const file of files) {
+    // One Go runtime per file: a second lint call on the same instance can trap
+    // ("RuntimeError: unreachable") after a file with a reusable-workflow call.
+    const lint = await createLinter();
     let text;
     try {
       text = readFileSync(file, "utf8");
