@@ -20,13 +20,19 @@ _SYSTEMS = {"linux": "linux", "darwin": "darwin"}
 
 
 def parse_cpuinfo(text: str) -> frozenset[str]:
-    """Every CPU flag named in /proc/cpuinfo text (the union over all processors)."""
-    flags: set[str] = set()
+    """The CPU flags every processor has: x86 `flags` lines, aarch64 `Features` lines.
+
+    Intersected across processors, because a process may run on any core and the cores of
+    one machine can differ (big.LITTLE ARM): a flag only some cores have would SIGILL on
+    the others.
+    """
+    common: frozenset[str] | None = None
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep and key.strip().lower() in _FLAG_KEYS:
-            flags.update(value.split())
-    return frozenset(flags)
+            flags = frozenset(value.split())
+            common = flags if common is None else common & flags
+    return common if common is not None else frozenset()
 
 
 def read_cpu_flags(path: Path = CPUINFO) -> frozenset[str]:

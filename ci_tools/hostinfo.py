@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools import proc
+from ci_tools import hostcpu, proc
 from ci_tools.detect import HostGpu
 
 CPUINFO = Path("/proc/cpuinfo")
@@ -73,21 +73,6 @@ def read_gpus(timeout: float = 60) -> GpuReading:
     return GpuReading(gpus=gpus, note="no NVIDIA GPU (nvidia-smi lists none)")
 
 
-def parse_cpu_flags(text: str) -> frozenset[str]:
-    """The flags every processor has: x86 `flags` lines, aarch64 `Features` lines.
-
-    Intersected across processors, because a process may run on any core and cores of one
-    machine can differ (big.LITTLE ARM). To be unified with hostcpu.parse_cpuinfo.
-    """
-    common: frozenset[str] | None = None
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() in ("flags", "Features"):
-            flags = frozenset(value.split())
-            common = flags if common is None else common & flags
-    return common if common is not None else frozenset()
-
-
 def read_cpu_flags(path: Path = CPUINFO) -> CpuReading:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -96,7 +81,7 @@ def read_cpu_flags(path: Path = CPUINFO) -> CpuReading:
             flags=frozenset(),
             warning=f"cannot read {path} ({exc.strerror}); pass --cpu-flags to name the CPU's flags",
         )
-    flags = parse_cpu_flags(text)
+    flags = hostcpu.parse_cpuinfo(text)
     if not flags:
         return CpuReading(
             flags=flags,

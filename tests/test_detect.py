@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import hostinfo
+from ci_tools import hostcpu, hostinfo
 from ci_tools.catalog import parse_catalog_text
 from ci_tools.detect import Alternative, Detection, Host, HostGpu, detect, workloads
 from ci_tools.errors import InputError
@@ -17,7 +17,7 @@ DATA = Path(__file__).parent / "data"
 
 
 def cpu(name: str) -> frozenset[str]:
-    return hostinfo.parse_cpu_flags((DATA / f"cpuinfo-{name}.txt").read_text())
+    return hostcpu.parse_cpuinfo((DATA / f"cpuinfo-{name}.txt").read_text())
 
 
 def gpus(*capabilities: str) -> tuple[HostGpu, ...]:

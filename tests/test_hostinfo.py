@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import hostinfo
+from ci_tools import hostcpu, hostinfo
 from ci_tools.detect import HostGpu
 
 DATA = Path(__file__).parent / "data"
@@ -68,14 +68,14 @@ CPUINFO = {
 @pytest.mark.parametrize("name", sorted(CPUINFO))
 def test_parse_cpu_flags_fixtures(name: str) -> None:
     present, absent = CPUINFO[name]
-    flags = hostinfo.parse_cpu_flags((DATA / f"cpuinfo-{name}.txt").read_text())
+    flags = hostcpu.parse_cpuinfo((DATA / f"cpuinfo-{name}.txt").read_text())
     assert present <= flags
     assert not (absent & flags)
 
 
 def test_parse_cpu_flags_ignores_other_lines_that_end_in_flags() -> None:
     # Intel's `vmx flags` line lists virtualisation features, not instruction sets.
-    flags = hostinfo.parse_cpu_flags((DATA / "cpuinfo-sapphire-rapids.txt").read_text())
+    flags = hostcpu.parse_cpuinfo((DATA / "cpuinfo-sapphire-rapids.txt").read_text())
     assert "ept_x_only" not in flags
     assert "GenuineIntel" not in flags
 
@@ -85,13 +85,11 @@ def test_parse_cpu_flags_keeps_only_what_every_processor_has() -> None:
         "processor\t: 0\nFeatures\t: fp asimd fphp asimdhp asimddp sve sve2\n\n"
         "processor\t: 1\nFeatures\t: fp asimd fphp asimdhp asimddp\n"
     )
-    assert hostinfo.parse_cpu_flags(text) == frozenset(
-        {"fp", "asimd", "fphp", "asimdhp", "asimddp"}
-    )
+    assert hostcpu.parse_cpuinfo(text) == frozenset({"fp", "asimd", "fphp", "asimdhp", "asimddp"})
 
 
 def test_parse_cpu_flags_without_flag_lines() -> None:
-    assert hostinfo.parse_cpu_flags("processor\t: 0\nmodel name\t: Something\n") == frozenset()
+    assert hostcpu.parse_cpuinfo("processor\t: 0\nmodel name\t: Something\n") == frozenset()
 
 
 def test_read_cpu_flags_from_a_file() -> None:
