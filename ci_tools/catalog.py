@@ -87,9 +87,12 @@ def _build(root: Node, path: Path, problems: Problems) -> Catalog | None:
     packages = _mapping_of(root, "packages", problems, _package)
     isas = _mapping_of(root, "isas", problems, _isa)
     gpus = _mapping_of(root, "gpus", problems, _gpu)
+    # Names of entries that failed their own checks still count as declared: one mistake,
+    # one message.
+    declared_isas = set(root.value["isas"]) if isinstance(root.value.get("isas"), dict) else set()
     for gpu in gpus.values():
         for isa in gpu.isas or ():
-            if isa not in isas:
+            if isa not in declared_isas:
                 problems.add(
                     root.file,
                     gpu.line,

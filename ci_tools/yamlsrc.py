@@ -34,9 +34,14 @@ class Problems:
         return bool(self.items)
 
 
-def did_you_mean(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str:
+def _suggestion(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str | None:
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
+    return close[0] if close else None
+
+
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str:
+    suggestion = _suggestion(word, choices)
+    return f' (did you mean "{suggestion}"?)' if suggestion else ""
 
 
 def closest(word: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3) -> list[str]:
@@ -140,8 +145,12 @@ def check_keys(
         problems.add(node.file, node.line, f"{what} must be a mapping, got {_kind(node.value)}")
         return False
     allowed = set(required) | set(optional)
+    misspelt: set[str] = set()
     for key, child in node.items():
         if key not in allowed:
+            suggestion = _suggestion(key, allowed)
+            if suggestion is not None:
+                misspelt.add(suggestion)
             problems.add(
                 node.file,
                 child.line,
@@ -149,7 +158,8 @@ def check_keys(
                 f"allowed: {', '.join(sorted(allowed))}",
             )
     for key in required:
-        if key not in node.value:
+        # A misspelt required key is already reported, with the right spelling.
+        if key not in node.value and key not in misspelt:
             problems.add(node.file, node.line, f'{what} is missing the required key "{key}"')
     return True
 

@@ -224,10 +224,21 @@ def test_bad_nixpkgs_rev_is_rejected() -> None:
     assert any("must be a full 40-hex-digit commit" in p for p in _problems(text))
 
 
-def test_all_problems_are_reported_together() -> None:
-    text = _replace_once(SHIPPED, "sm61: [avx, avx2]", "sm61: [avx, avx22]")
+def test_all_problems_of_a_stage_are_reported_together() -> None:
+    text = _replace_once(SHIPPED, "    level: 1\n", "    levle: 1\n")
     text = _replace_once(text, "    min_driver: 570", "    min_drivr: 570")
-    assert len(_problems(text)) >= 2
+    problems = _problems(text)
+    assert len(problems) == 2
+    assert 'unknown key "levle" in ISA avx (did you mean "level"?)' in problems[0]
+    assert 'unknown key "min_drivr"' in problems[1]
+
+
+def test_variant_rules_are_checked_once_the_tables_are_sound() -> None:
+    text = _replace_once(SHIPPED, "sm61: [avx, avx2]", "sm61: [avx, avx22]")
+    text = _replace_once(text, "sm80: &six_isas [avx2,", "sm80: &six_isas [avx3,")
+    problems = _problems(text)
+    assert any('unknown ISA "avx22"' in p for p in problems)
+    assert any('unknown ISA "avx3"' in p for p in problems)
 
 
 def test_empty_catalog() -> None:

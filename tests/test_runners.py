@@ -172,8 +172,8 @@ def test_unknown_keys_offer_the_close_name(tmp_path: Path) -> None:
         test_runner: []
         """,
     )
+    # The misspelt required key is reported once, with its right spelling, not also as missing.
     assert found == [
-        'runners.yaml:2: builders.x86_64-linux is missing the required key "labels"',
         'runners.yaml:3: unknown key "lables" in builders.x86_64-linux (did you mean "labels"?); '
         "allowed: cpu_flags, labels, timeout_minutes",
         'runners.yaml:4: unknown key "test_runner" in the runner inventory '
