@@ -8,13 +8,13 @@ the later members would only rebuild the same broken base.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_tools import proc
+from ci_tools import proc, retry
 from ci_tools.results import BuildOutcome, Status
+from ci_tools.retry import RetryPolicy
 from ci_tools.variants import Variant, stacks
 
 # Failures that say nothing about the recipe: the network, a binary cache or the Nix daemon
@@ -71,14 +71,11 @@ def transient_reason(log: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, kw_only=True)
-class RetryPolicy:
-    """Bounded exponential backoff with jitter; `sleep` is injectable so tests never wait."""
-
-    attempts: int = 3
-    initial_seconds: float = 60.0
-    max_seconds: float = 600.0
-    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+# A build takes hours: wait a minute before the first retry, at most ten between tries, and
+# give up after three attempts whatever the clock says.
+BUILD_RETRY = RetryPolicy(
+    attempts=3, initial_seconds=60.0, max_seconds=600.0, total_seconds=24 * 3600.0
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +94,7 @@ class Builder:
     flox: str
     cwd: Path
     env: Mapping[str, str]
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    policy: RetryPolicy = BUILD_RETRY
     echo: Callable[[str], None] = field(default=lambda line: print(line, flush=True))
 
 
@@ -146,11 +143,16 @@ def attempt_build(variant: str, builder: Builder) -> Attempt:
     )
 
 
+class _TransientFailure(Exception):
+    """A failed attempt whose log names a transient cause: worth another try."""
+
+    def __init__(self, attempt: Attempt) -> None:
+        super().__init__(attempt.transient)
+        self.attempt = attempt
+
+
 def build_one(variant: str, builder: Builder) -> BuildOutcome:
     """Build one variant, retrying transient failures within the policy's bounds."""
-    from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt
-    from tenacity.wait import wait_exponential, wait_random
-
     policy = builder.policy
     attempts: list[Attempt] = []
 
@@ -158,26 +160,22 @@ def build_one(variant: str, builder: Builder) -> BuildOutcome:
         builder.echo(f"==> flox build {variant} (attempt {len(attempts) + 1} of {policy.attempts})")
         attempt = attempt_build(variant, builder)
         attempts.append(attempt)
+        if attempt.transient is not None:
+            raise _TransientFailure(attempt)
         return attempt
 
-    def announce(state: RetryCallState) -> None:
-        delay = state.next_action.sleep if state.next_action is not None else 0.0
-        builder.echo(
-            f"==> {variant}: transient failure ({attempts[-1].transient}); "
-            f"retrying in {delay:.0f} s"
-        )
+    def announce(_number: int, exc: BaseException, delay: float) -> None:
+        builder.echo(f"==> {variant}: transient failure ({exc}); retrying in {delay:.0f} s")
 
-    retrying = Retrying(
-        stop=stop_after_attempt(policy.attempts),
-        # Spelled out rather than wait_exponential_jitter, whose arguments changed in tenacity 9.
-        wait=wait_exponential(multiplier=policy.initial_seconds, max=policy.max_seconds)
-        + wait_random(0, policy.initial_seconds),
-        retry=retry_if_result(lambda attempt: attempt.transient is not None),
-        sleep=policy.sleep,
-        before_sleep=announce,
-        retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
-    )
-    last: Attempt = retrying(once)
+    try:
+        last = retry.call(
+            policy,
+            once,
+            transient=lambda exc: isinstance(exc, _TransientFailure),
+            on_retry=announce,
+        )
+    except _TransientFailure as exc:
+        last = exc.attempt
     store_path = None
     closure = None
     if last.ok:

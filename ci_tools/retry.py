@@ -1,4 +1,4 @@
-"""The one retry policy of publish and release: tenacity, bounded, with injectable sleep.
+"""The one retry mechanism of build, publish and release: tenacity, bounded, injectable sleep.
 
 Each caller says what is transient; this module says how long to keep trying. A caller may
 also name a delay the server asked for (Retry-After), which replaces the backoff for that wait.

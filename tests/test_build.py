@@ -17,6 +17,7 @@ import pytest
 from ci_tools import build, results, variants
 from ci_tools.model import Catalog
 from ci_tools.results import Status
+from ci_tools.retry import RetryPolicy
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -142,7 +143,7 @@ def _variants(catalog: Catalog, *names: str) -> list[variants.Variant]:
 
 def _builder(tmp_path: Path, env: dict[str, str], sleeps: list[float]) -> build.Builder:
     full = {**os.environ, **env}
-    policy = build.RetryPolicy(attempts=3, initial_seconds=5, max_seconds=60, sleep=sleeps.append)
+    policy = RetryPolicy(attempts=3, initial_seconds=5, max_seconds=60, sleep=sleeps.append)
     return build.Builder(
         flox="flox", cwd=tmp_path, env=full, policy=policy, echo=lambda _line: None
     )
