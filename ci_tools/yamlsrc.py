@@ -56,33 +56,23 @@ class Node:
     file: str
     line: int
 
-    # ruamel's CommentedMap/CommentedSeq carry `.lc`, 0-based; plain scalars do not.
-    def key_line(self, key: str) -> int:
+    # ruamel's CommentedMap/CommentedSeq carry `.lc`, 0-based; plain scalars do not, and a
+    # value built in code has no position: each falls back to the enclosing line.
+    def _position(self, kind: str, where: str | int) -> int | None:
         lc = getattr(self.value, "lc", None)
-        if lc is not None:
-            try:
-                return int(lc.key(key)[0]) + 1
-            except (KeyError, TypeError):
-                pass
-        return self.line
+        try:
+            return int(getattr(lc, kind)(where)[0]) + 1
+        except (AttributeError, KeyError, TypeError, IndexError):
+            return None
+
+    def key_line(self, key: str) -> int:
+        return self._position("key", key) or self.line
 
     def value_line(self, key: str) -> int:
-        lc = getattr(self.value, "lc", None)
-        if lc is not None:
-            try:
-                return int(lc.value(key)[0]) + 1
-            except (KeyError, TypeError):
-                pass
-        return self.key_line(key)
+        return self._position("value", key) or self.key_line(key)
 
     def item_line(self, index: int) -> int:
-        lc = getattr(self.value, "lc", None)
-        if lc is not None:
-            try:
-                return int(lc.item(index)[0]) + 1
-            except (KeyError, TypeError, IndexError):
-                pass
-        return self.line
+        return self._position("item", index) or self.line
 
     def child(self, key: str) -> Node:
         return Node(self.value[key], self.file, self.value_line(key))
