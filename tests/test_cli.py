@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,8 +59,19 @@ def test_annotation_escaping() -> None:
 
 
 def test_parser_imports_only_the_chosen_command() -> None:
-    before = set(sys.modules)
-    cli.build_parser("generate")
-    loaded = set(sys.modules) - before
-    assert "ci_tools.commands.publish" not in loaded
-    assert "ci_tools.commands.release" not in loaded
+    # A fresh interpreter: in this one, other tests may have imported every command already.
+    probe = (
+        "import sys; from ci_tools import cli; cli.build_parser('generate'); "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('ci_tools.commands.'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(done.stdout.split())
+    assert "ci_tools.commands.generate" in loaded
+    assert not loaded & {"ci_tools.commands.publish", "ci_tools.commands.release"}
