@@ -84,7 +84,9 @@ def publish_metadata(root: Path, dot_flox: Path) -> str:
             f"Failed to check whether local revision exists on remote "
             f"'{remote}/{remote_branch}': {negotiated.stderr.strip()}"
         )
-    if negotiated.stdout.strip() != rev:
+    # flox compares the whole trimmed output with the revision; a local bare remote (file://)
+    # acknowledges every common commit, tip first, so the double compares the first line.
+    if negotiated.stdout.split()[:1] != [rev]:
         raise _state(
             f"Local revision is not present on remote '{remote}/{remote_branch}'.\n"
             "Push your commits with 'git push'"
