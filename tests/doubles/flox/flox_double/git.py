@@ -85,8 +85,9 @@ def publish_metadata(root: Path, dot_flox: Path) -> str:
             f"'{remote}/{remote_branch}': {negotiated.stderr.strip()}"
         )
     # flox compares the whole trimmed output with the revision; a local bare remote (file://)
-    # acknowledges every common commit, tip first, so the double compares the first line.
-    if negotiated.stdout.split()[:1] != [rev]:
+    # acknowledges every common commit in no fixed order, so the double looks for the revision
+    # among the lines.
+    if rev not in negotiated.stdout.split():
         raise _state(
             f"Local revision is not present on remote '{remote}/{remote_branch}'.\n"
             "Push your commits with 'git push'"
