@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(
 GOOD = """\
 { fetchPinnedNixpkgs ? import ../../nix/fetch-nixpkgs.nix }:
 let
-  pkgs = import (fetchPinnedNixpkgs { rev = "%s"; sha256 = null; }) { };
+  pkgs = import (fetchPinnedNixpkgs { rev = "PIN"; sha256 = null; }) { };
   torch = pkgs.python313Packages.torch;
 in
 derivation {
@@ -40,7 +40,7 @@ derivation {
   builder = "/bin/sh";
   args = [ "-c" "echo ${torch} > $out" ];
 }
-""" % PIN
+""".replace("PIN", PIN)
 
 # Asks for `pkgs`: flox fills it from ITS nixpkgs, so this builds flox's torch, silently.
 TAKES_PKGS = """\
@@ -70,7 +70,7 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
-def _recipe(name: str, text: str = GOOD) -> str:
+def recipe(name: str, text: str = GOOD) -> str:
     return text.replace("NAME", name)
 
 
@@ -95,8 +95,9 @@ def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
     return work
 
 
-@pytest.fixture
-def double_env(tmp_path: Path) -> dict[str, str]:
+def double_environment(tmp_path: Path) -> dict[str, str]:
+    """The environment of a process that calls the double: PATH first, a log, a fake FloxHub,
+    a private store, the fixture nixpkgs door; no CI and no token unless a test sets them."""
     env = {k: v for k, v in os.environ.items() if k not in {"CI", "FLOX_FLOXHUB_TOKEN"}}
     env.update(
         PATH=os.pathsep.join([str(DOUBLE_DIR), os.environ.get("PATH", "")]),
@@ -107,6 +108,11 @@ def double_env(tmp_path: Path) -> dict[str, str]:
         FLOX_DOUBLE_NIXPKGS_REV=FLOX_OWN,
     )
     return env
+
+
+@pytest.fixture
+def double_env(tmp_path: Path) -> dict[str, str]:
+    return double_environment(tmp_path)
 
 
 def flox(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -124,10 +130,8 @@ def listing(env: dict[str, str], cwd: Path) -> list[str]:
 # --- the environment ----------------------------------------------------------------------
 
 
-def test_a_dot_flox_without_env_json_is_refused(
-    tmp_path: Path, double_env: dict[str, str]
-) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+def test_a_dot_flox_without_env_json_is_refused(tmp_path: Path, double_env: dict[str, str]) -> None:
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
     (work / ".flox" / "env.json").unlink()
     done = flox(double_env, work, "build", "a")
     assert done.returncode == 1
@@ -145,7 +149,7 @@ def test_no_environment_at_all_is_refused(tmp_path: Path, double_env: dict[str, 
 def test_an_env_json_that_is_not_a_path_pointer_is_refused(
     tmp_path: Path, double_env: dict[str, str]
 ) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
     (work / ".flox" / "env.json").write_text('{"name": "work"}\n')
     done = flox(double_env, work, "build", "a")
     assert done.returncode == 1 and "Failed to parse environment pointer" in done.stderr
@@ -158,8 +162,8 @@ def test_listing_follows_dir_to_attrs(tmp_path: Path, double_env: dict[str, str]
     work = make_repo(
         tmp_path,
         {
-            ".flox/pkgs/a.nix": _recipe("a"),
-            ".flox/pkgs/b/default.nix": _recipe("b"),
+            ".flox/pkgs/a.nix": recipe("a"),
+            ".flox/pkgs/b/default.nix": recipe("b"),
             ".flox/pkgs/b/helper.nix": "{ }: 1\n",  # inside a package folder: not a package
             ".flox/pkgs/lib/torch-cpu.nix": BUILDER,
             ".flox/pkgs/lib/deep/x.nix": BUILDER,
@@ -174,15 +178,15 @@ def test_listing_follows_dir_to_attrs(tmp_path: Path, double_env: dict[str, str]
 def test_a_name_that_is_no_nix_identifier_is_quoted(
     tmp_path: Path, double_env: dict[str, str]
 ) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/2fast.nix": _recipe("x")})
+    work = make_repo(tmp_path, {".flox/pkgs/2fast.nix": recipe("x")})
     assert listing(double_env, work) == ['"2fast"']
 
 
 def test_an_untracked_recipe_is_listed_but_not_built(
     tmp_path: Path, double_env: dict[str, str]
 ) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
-    (work / ".flox" / "pkgs" / "new.nix").write_text(_recipe("new"))
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
+    (work / ".flox" / "pkgs" / "new.nix").write_text(recipe("new"))
     assert listing(double_env, work) == ["a", "new"]
     done = flox(double_env, work, "build", "new")
     assert done.returncode == 1
@@ -192,17 +196,17 @@ def test_an_untracked_recipe_is_listed_but_not_built(
 def test_a_file_the_recipe_imports_must_be_tracked(
     tmp_path: Path, double_env: dict[str, str]
 ) -> None:
-    recipe = "{ fetchPinnedNixpkgs ? null }: import ../../nix/builder.nix\n"
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe})
+    importer = "{ fetchPinnedNixpkgs ? null }: import ../../nix/builder.nix\n"
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": importer})
     (work / "nix").mkdir()
-    (work / "nix" / "builder.nix").write_text(_recipe("a"))  # on disk, not in git
+    (work / "nix" / "builder.nix").write_text(recipe("a"))  # on disk, not in git
     done = flox(double_env, work, "build", "a")
     assert done.returncode == 1
     assert "nix/builder.nix': No such file or directory" in done.stderr
 
 
 def test_unknown_target_is_refused(tmp_path: Path, double_env: dict[str, str]) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
     done = flox(double_env, work, "build", "b")
     assert done.returncode == 1 and "Target 'b' not found." in done.stderr
 
@@ -219,7 +223,7 @@ def test_no_package_at_all_is_refused(tmp_path: Path, double_env: dict[str, str]
 def test_build_instantiates_and_realises_leaving_result(
     tmp_path: Path, double_env: dict[str, str]
 ) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
     done = flox(double_env, work, "build", "a")
     assert done.returncode == 0, done.stderr
     out = (work / "result-a").resolve()
@@ -232,7 +236,7 @@ def test_build_instantiates_and_realises_leaving_result(
 def test_an_argument_named_like_a_nixpkgs_attribute_gets_flox_nixpkgs(
     tmp_path: Path, double_env: dict[str, str]
 ) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a", TAKES_PKGS)})
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a", TAKES_PKGS)})
     done = flox(double_env, work, "build", "a")
     assert done.returncode == 0, done.stderr
     # Built, silently, against flox's own nixpkgs: the version is not the pin's.
@@ -263,7 +267,7 @@ def test_an_evaluation_error_is_a_build_failure_with_nix_message(
 def test_an_unknown_pin_is_refused_by_the_nixpkgs_door(
     tmp_path: Path, double_env: dict[str, str]
 ) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a").replace(PIN, "0" * 40)})
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a").replace(PIN, "0" * 40)})
     done = flox(double_env, work, "build", "a")
     assert done.returncode == 1 and "unknown nixpkgs revision" in done.stderr
 
@@ -272,7 +276,7 @@ def test_build_without_names_builds_everything_and_fails_on_a_package_set(
     tmp_path: Path, double_env: dict[str, str]
 ) -> None:
     work = make_repo(
-        tmp_path, {".flox/pkgs/a.nix": _recipe("a"), ".flox/pkgs/lib/torch-cpu.nix": BUILDER}
+        tmp_path, {".flox/pkgs/a.nix": recipe("a"), ".flox/pkgs/lib/torch-cpu.nix": BUILDER}
     )
     done = flox(double_env, work, "build")
     assert done.returncode == 1
@@ -288,10 +292,8 @@ def _log(env: dict[str, str]) -> list[dict[str, object]]:
     return [json.loads(line) for line in Path(env["FLOX_DOUBLE_LOG"]).read_text().splitlines()]
 
 
-def test_every_call_is_logged_with_argv_and_cwd(
-    tmp_path: Path, double_env: dict[str, str]
-) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+def test_every_call_is_logged_with_argv_and_cwd(tmp_path: Path, double_env: dict[str, str]) -> None:
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
     flox(double_env, work, "build", "a")
     flox(double_env, tmp_path, "show", "acme/a")
     assert _log(double_env) == [
@@ -311,26 +313,22 @@ def test_every_call_is_logged_with_argv_and_cwd(
 def test_injected_failures(
     tmp_path: Path, double_env: dict[str, str], mode: str, message: str
 ) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
     done = flox({**double_env, "FLOX_DOUBLE_FAIL": f"a={mode}"}, work, "build", "a")
     assert done.returncode == 1 and message in done.stderr
     assert not (work / "result-a").exists()
 
 
-def test_transient_n_fails_the_first_n_attempts(
-    tmp_path: Path, double_env: dict[str, str]
-) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+def test_transient_n_fails_the_first_n_attempts(tmp_path: Path, double_env: dict[str, str]) -> None:
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
     env = {**double_env, "FLOX_DOUBLE_FAIL": "a=transient:2"}
     codes = [flox(env, work, "build", "a").returncode for _ in range(3)]
     assert codes == [1, 1, 0]
 
 
 @pytest.mark.parametrize("spec", ["a", "a=oops", "=eval", "a=transient:0"])
-def test_a_bad_fault_spec_is_exit_2(
-    tmp_path: Path, double_env: dict[str, str], spec: str
-) -> None:
-    work = make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+def test_a_bad_fault_spec_is_exit_2(tmp_path: Path, double_env: dict[str, str], spec: str) -> None:
+    work = make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
     done = flox({**double_env, "FLOX_DOUBLE_FAIL": spec}, work, "build", "a")
     assert done.returncode == 2 and "FLOX_DOUBLE_FAIL" in done.stderr
 
@@ -340,7 +338,7 @@ def test_a_bad_fault_spec_is_exit_2(
 
 @pytest.fixture
 def published_repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path, {".flox/pkgs/a.nix": _recipe("a")})
+    return make_repo(tmp_path, {".flox/pkgs/a.nix": recipe("a")})
 
 
 def test_publish_records_org_name_and_commit_and_show_reads_it(
@@ -392,10 +390,8 @@ def test_publish_refuses_an_unlocked_environment(
     assert "unsupported state for publishing: Environment must be locked." in done.stderr
 
 
-def test_publish_refuses_a_dirty_checkout(
-    published_repo: Path, double_env: dict[str, str]
-) -> None:
-    (published_repo / ".flox" / "pkgs" / "a.nix").write_text(_recipe("a") + "\n")
+def test_publish_refuses_a_dirty_checkout(published_repo: Path, double_env: dict[str, str]) -> None:
+    (published_repo / ".flox" / "pkgs" / "a.nix").write_text(recipe("a") + "\n")
     done = flox(double_env, published_repo, "publish", "-o", "acme", "a")
     assert done.returncode == 1
     assert "Build repository must be clean, but has dirty tracked files." in done.stderr
@@ -420,9 +416,7 @@ def test_publish_refuses_a_commit_not_on_the_remote(
     assert not (Path(double_env["FLOX_DOUBLE_STATE"]) / "floxhub.json").exists()
 
 
-def test_publish_refuses_a_detached_head(
-    published_repo: Path, double_env: dict[str, str]
-) -> None:
+def test_publish_refuses_a_detached_head(published_repo: Path, double_env: dict[str, str]) -> None:
     _git(published_repo, "checkout", "-q", "--detach", "HEAD")
     done = flox(double_env, published_repo, "publish", "-o", "acme", "a")
     assert done.returncode == 1
