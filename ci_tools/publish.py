@@ -19,9 +19,10 @@ failing deep inside flox.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -153,6 +154,17 @@ def check_environment(cwd: Path) -> None:
             f"{cwd}: {LOCKFILE} is missing: `flox publish` refuses an unlocked environment "
             f'("Environment must be locked."). Run `{LOCK_COMMAND}` in {cwd} (it locks the '
             f"environment and writes {LOCKFILE}), then commit and push {LOCKFILE}"
+        )
+
+
+def check_token(environ: Mapping[str, str]) -> None:
+    """In CI nobody ran `flox auth login`: flox (>= 1.14) authenticates from
+    FLOX_FLOXHUB_TOKEN, and without it `flox publish` fails with "You are not logged in to
+    FloxHub" (cli/flox/src/commands/mod.rs `ensure_auth`). The token itself is never shown."""
+    if environ.get("CI") and not environ.get("FLOX_FLOXHUB_TOKEN"):
+        raise InputError(
+            "FLOX_FLOXHUB_TOKEN is not set: in CI `flox publish` (flox >= 1.14) "
+            "authenticates with it; pass the FloxHub token secret to this step's environment"
         )
 
 
@@ -335,6 +347,7 @@ def run(
         _dry_run(chosen.publish, org, cwd, say)
     elif chosen.publish:
         proc.require("flox")
+        check_token(os.environ)
         check_environment(cwd)
         check_checkout(cwd)
         failed = _publish_all(chosen.publish, records, org, results_dir, cwd, policy, say)

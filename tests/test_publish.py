@@ -1,4 +1,6 @@
-"""`ci-tools publish` with a fake `flox` on PATH and real git checkouts (clean, dirty, unpushed)."""
+"""`ci-tools publish` against the flox double (tests/doubles/flox) in real git checkouts with a
+real bare remote: what flox refuses is refused first, only records of HEAD authorise a
+publish, and "already published" is FloxHub's answer through flox, per organisation."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import json
 import os
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,30 +17,22 @@ from ci_tools import publish, results
 from ci_tools.errors import FailedError, InputError
 from ci_tools.results import PublishStatus
 from ci_tools.retry import RetryPolicy
+from tests.test_flox_double import double_environment, make_repo, recipe
 
 RESULTS = Path(__file__).parent / "data" / "results-cuda-12_9"
+REPO_ROOT = Path(__file__).resolve().parent.parent
 PASSED = "pytorch-python313-cpu-avx2"
-PUBLISHED = "pytorch-python313-cuda12_9-sm90-avx512"
+PUBLISHED = "pytorch-python313-cuda12_9-sm90-avx512"  # its record says "published to acme"
 TEST_FAILED = "pytorch-python313-cuda12_9-sm89-avx2"
 BUILD_FAILED = "torchvision-python313-cuda12_9-sm89-avx2"
+VARIANTS = (PASSED, PUBLISHED, TEST_FAILED, BUILD_FAILED)
 
-# Each call takes the next line of the plan file: ok, transient or permanent (ok when empty).
-FAKE_FLOX = """\
-import json, os, pathlib, sys
-with open(os.environ["FAKE_FLOX_LOG"], "a") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\\n")
-plan = pathlib.Path(os.environ["FAKE_FLOX_PLAN"])
-steps = plan.read_text().split()
-plan.write_text(" ".join(steps[1:]))
-step = steps[0] if steps else "ok"
-if step == "transient":
-    print("Uploading...\\nerror: 503 Service Unavailable: the catalog is busy")
-    sys.exit(1)
-if step == "permanent":
-    print("error: package 'x' failed to build: builder failed with exit code 2")
-    sys.exit(1)
-print("Published.")
-"""
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("nix-instantiate") is None or shutil.which("git") is None,
+    reason="needs nix-bin and git",
+)
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -52,169 +46,328 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture
+def flox_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The flox double first on PATH for this process (publish.run calls flox directly)."""
+    env = double_environment(tmp_path)
+    for key in ("PATH", *(k for k in env if k.startswith("FLOX_DOUBLE_"))):
+        monkeypatch.setenv(key, env[key])
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("FLOX_FLOXHUB_TOKEN", raising=False)
+    return env
+
+
+@pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    """A clone whose HEAD is pushed to its bare remote."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    remote, work = tmp_path / "remote.git", tmp_path / "work"
-    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    _git(tmp_path, "clone", "-q", str(remote), str(work))
-    (work / "README").write_text("builds\n")
-    _git(work, "add", "README")
-    _git(work, "commit", "-q", "-m", "first")
-    _git(work, "push", "-q", "origin", "HEAD:main")
-    return work
+    """A pushed checkout with a locked flox environment holding a recipe per variant."""
+    return make_repo(tmp_path, {f".flox/pkgs/{name}.nix": recipe(name) for name in VARIANTS})
 
 
-@pytest.fixture
-def flox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """A fake flox first on PATH; returns (plan file, argv log)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "flox"
-    script.write_text(f"#!{sys.executable}\n{FAKE_FLOX}")
-    script.chmod(0o755)
-    plan, log = tmp_path / "flox-plan", tmp_path / "flox-log"
-    plan.write_text("")
-    log.write_text("")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.setenv("FAKE_FLOX_PLAN", str(plan))
-    monkeypatch.setenv("FAKE_FLOX_LOG", str(log))
-    return plan, log
+def _head(checkout: Path) -> str:
+    return _git(checkout, "rev-parse", "HEAD").strip()
 
 
-@pytest.fixture
-def results_dir(tmp_path: Path) -> Path:
+def _records(tmp_path: Path, commit: str | None) -> Path:
+    """The shipped records, rewritten to name `commit` (None: no commit at all)."""
     target = tmp_path / "results"
-    shutil.copytree(RESULTS, target)
+    target.mkdir()
+    for source in RESULTS.iterdir():
+        data = json.loads(source.read_text(encoding="utf-8"))
+        data["commit"] = commit
+        (target / source.name).write_text(json.dumps(data), encoding="utf-8")
     return target
 
 
-def _calls(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
+@pytest.fixture
+def results_dir(tmp_path: Path, checkout: Path) -> Path:
+    return _records(tmp_path, _head(checkout))
+
+
+def _calls(env: dict[str, str], command: str = "publish") -> list[list[str]]:
+    log = Path(env["FLOX_DOUBLE_LOG"])
+    if not log.exists():
+        return []
+    argvs = [json.loads(line)["argv"] for line in log.read_text().splitlines()]
+    return [argv for argv in argvs if argv[0] == command]
+
+
+def _floxhub(env: dict[str, str]) -> dict[str, dict[str, list[dict[str, str]]]]:
+    state = Path(env["FLOX_DOUBLE_STATE"]) / "floxhub.json"
+    return json.loads(state.read_text()) if state.exists() else {}
 
 
 def _publish(
-    names: list[str], results_dir: Path, cwd: Path, sleeps: list[float], attempts: int = 4
+    names: list[str],
+    results_dir: Path,
+    cwd: Path,
+    *,
+    org: str = "acme",
+    sleeps: list[float] | None = None,
+    attempts: int = 4,
+    dry_run: bool = False,
 ) -> list[str]:
     said: list[str] = []
     publish.run(
         names,
-        org="acme",
+        org=org,
         results_dir=results_dir,
         cwd=cwd,
-        dry_run=False,
-        policy=RetryPolicy(attempts=attempts, sleep=sleeps.append),
+        dry_run=dry_run,
+        policy=RetryPolicy(attempts=attempts, sleep=(sleeps if sleeps is not None else []).append),
         say=said.append,
     )
     return said
 
 
+# --- retries and outcomes -------------------------------------------------------------------
+
+
 def test_transient_failure_then_success(
-    flox: tuple[Path, Path], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plan, log = flox
-    plan.write_text("transient ok")
+    monkeypatch.setenv("FLOX_DOUBLE_FAIL", f"{PASSED}=transient:1")
     sleeps: list[float] = []
-
-    _publish([PASSED], results_dir, checkout, sleeps)
-
-    assert _calls(log) == [["publish", "-o", "acme", PASSED]] * 2
+    _publish([PASSED], results_dir, checkout, sleeps=sleeps)
+    assert _calls(flox_env) == [["publish", "-o", "acme", PASSED]] * 2
     assert len(sleeps) == 1
     record = results.load(results.result_path(results_dir, PASSED))
     assert record.publish is not None
-    assert record.publish.status is PublishStatus.PUBLISHED
-    assert record.publish.attempts == 2
+    assert record.publish.status is PublishStatus.PUBLISHED and record.publish.attempts == 2
+    assert [b["rev"] for b in _floxhub(flox_env)["acme"][PASSED]] == [_head(checkout)]
 
 
 def test_permanent_failure_is_not_retried(
-    flox: tuple[Path, Path], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plan, log = flox
-    plan.write_text("permanent ok")
+    monkeypatch.setenv("FLOX_DOUBLE_FAIL", f"{PASSED}=build")
     sleeps: list[float] = []
-
     with pytest.raises(FailedError, match=f"{PASSED} \\(publish failed\\)"):
-        _publish([PASSED], results_dir, checkout, sleeps)
-
-    assert len(_calls(log)) == 1
-    assert sleeps == []
+        _publish([PASSED], results_dir, checkout, sleeps=sleeps)
+    assert len(_calls(flox_env)) == 1 and sleeps == []
     record = results.load(results.result_path(results_dir, PASSED))
     assert record.publish is not None and record.publish.status is PublishStatus.FAILED
     assert record.publish.detail.startswith("permanent after 1 attempt(s)")
+    assert _floxhub(flox_env) == {}
 
 
 def test_transient_failures_give_up_after_the_attempts(
-    flox: tuple[Path, Path], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plan, log = flox
-    plan.write_text("transient transient transient ok")
+    monkeypatch.setenv("FLOX_DOUBLE_FAIL", f"{PASSED}=transient")
     with pytest.raises(FailedError):
-        _publish([PASSED], results_dir, checkout, [], attempts=3)
-    assert len(_calls(log)) == 3
+        _publish([PASSED], results_dir, checkout, attempts=3)
+    assert len(_calls(flox_env)) == 3
     record = results.load(results.result_path(results_dir, PASSED))
     assert record.publish is not None and "transient, gave up after 3" in record.publish.detail
 
 
+# --- what authorises a publish --------------------------------------------------------------
+
+
 def test_failed_variants_are_never_published(
-    flox: tuple[Path, Path], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
 ) -> None:
-    _, log = flox
     with pytest.raises(FailedError) as caught:
-        _publish([TEST_FAILED, PASSED, BUILD_FAILED], results_dir, checkout, [])
-    assert _calls(log) == [["publish", "-o", "acme", PASSED]]
+        _publish([TEST_FAILED, PASSED, BUILD_FAILED], results_dir, checkout)
+    assert _calls(flox_env) == [["publish", "-o", "acme", PASSED]]
     assert f"{TEST_FAILED} (test failed)" in str(caught.value)
     assert f"{BUILD_FAILED} (build failed)" in str(caught.value)
     assert results.load(results.result_path(results_dir, TEST_FAILED)).publish is None
 
 
-def test_missing_record_is_refused(flox: tuple[Path, Path], checkout: Path, tmp_path: Path) -> None:
-    _, log = flox
-    with pytest.raises(FailedError, match="no result record"):
-        _publish([PASSED], tmp_path / "empty", checkout, [])
-    assert _calls(log) == []
-
-
-def test_rerun_skips_what_is_published(
-    flox: tuple[Path, Path], checkout: Path, results_dir: Path
+def test_missing_record_is_refused(
+    flox_env: dict[str, str], checkout: Path, tmp_path: Path
 ) -> None:
-    _, log = flox
-    said = _publish([PUBLISHED, PASSED], results_dir, checkout, [])
-    assert _calls(log) == [["publish", "-o", "acme", PASSED]]
-    assert f"{PUBLISHED}: already published to acme; skipped" in said
-    _publish([PUBLISHED, PASSED], results_dir, checkout, [])
-    assert len(_calls(log)) == 1
+    with pytest.raises(FailedError, match="no result record"):
+        _publish([PASSED], tmp_path / "empty", checkout)
+    assert _calls(flox_env) == []
+
+
+def test_a_record_of_another_commit_never_authorises_head(
+    flox_env: dict[str, str], checkout: Path, tmp_path: Path
+) -> None:
+    old = _head(checkout)
+    records = _records(tmp_path, old)
+    _git(checkout, "commit", "-q", "--allow-empty", "-m", "a newer commit")
+    _git(checkout, "push", "-q")
+    with pytest.raises(FailedError, match=f"{PASSED} \\(built and tested at another commit\\)"):
+        _publish([PASSED], records, checkout)
+    assert _calls(flox_env) == []
+    assert _floxhub(flox_env) == {}
+
+
+def test_the_refusal_names_both_commits(
+    flox_env: dict[str, str], checkout: Path, tmp_path: Path
+) -> None:
+    records = _records(tmp_path, "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b")
+    said: list[str] = []
+    with pytest.raises(FailedError):
+        publish.run(
+            [PASSED],
+            org="acme",
+            results_dir=records,
+            cwd=checkout,
+            dry_run=False,
+            policy=RetryPolicy(attempts=1),
+            say=said.append,
+        )
+    assert said == [
+        f"{PASSED}: refused: built and tested at another commit (1a2b3c4d5e6f; HEAD is "
+        f"{_head(checkout)[:12]}: build and test at HEAD first)"
+    ]
+
+
+def test_a_record_without_commit_is_refused(
+    flox_env: dict[str, str], checkout: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(FailedError, match="the record names no commit"):
+        _publish([PASSED], _records(tmp_path, None), checkout)
+    assert _calls(flox_env) == []
+
+
+# --- "already published" is FloxHub's answer, per organisation ------------------------------
+
+
+def test_rerun_is_answered_by_floxhub_through_flox(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    said = _publish([PASSED], results_dir, checkout)
+    assert f"{PASSED}: published to acme (attempts: 1)" in said
+    again = _publish([PASSED], results_dir, checkout)
+    head = _head(checkout)
+    assert f"{PASSED}: already published to acme from {head} (FloxHub's answer through flox " \
+        "publish); skipped" in again  # fmt: skip
+    assert len(_floxhub(flox_env)["acme"][PASSED]) == 1  # nothing published twice
+    record = results.load(results.result_path(results_dir, PASSED))
+    assert record.publish is not None and record.publish.status is PublishStatus.PUBLISHED
+
+
+def test_another_org_is_never_already_published(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    _publish([PASSED], results_dir, checkout, org="acme")
+    said = _publish([PASSED], results_dir, checkout, org="other")
+    assert not any("already published" in line for line in said)
+    assert f"{PASSED}: published to other (attempts: 1)" in said
+    assert set(_floxhub(flox_env)) == {"acme", "other"}
+
+
+def test_a_local_record_saying_published_is_not_trusted(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    # The shipped record of PUBLISHED says "published to acme"; FloxHub has nothing.
+    said = _publish([PUBLISHED], results_dir, checkout)
+    assert _calls(flox_env) == [["publish", "-o", "acme", PUBLISHED]]
+    assert f"{PUBLISHED}: published to acme (attempts: 1)" in said
+    assert PUBLISHED in _floxhub(flox_env)["acme"]
+
+
+def test_dry_run_asks_floxhub_with_flox_show(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    _publish([PASSED], results_dir, checkout, org="acme")
+    before = {p.name: p.read_bytes() for p in results_dir.iterdir()}
+    acme = _publish([PASSED, PUBLISHED], results_dir, checkout, dry_run=True)
+    assert acme == [
+        f"would run: flox publish -o acme {PASSED} (FloxHub has acme/{PASSED} 2.9.1; flox "
+        "publish skips it if this commit's build is already there)",
+        f"would run: flox publish -o acme {PUBLISHED} (FloxHub has no acme/{PUBLISHED})",
+    ]
+    other = _publish([PASSED], results_dir, checkout, org="other", dry_run=True)
+    assert other == [f"would run: flox publish -o other {PASSED} (FloxHub has no other/{PASSED})"]
+    assert ["show", f"other/{PASSED}"] in _calls(flox_env, "show")
+    assert len(_calls(flox_env)) == 1  # the dry runs published nothing
+    assert {p.name: p.read_bytes() for p in results_dir.iterdir()} == before
+
+
+# --- what flox refuses, refused first -------------------------------------------------------
+
+
+def test_missing_lock_names_the_command_that_makes_it(
+    flox_env: dict[str, str], checkout: Path, tmp_path: Path
+) -> None:
+    _git(checkout, "rm", "-q", ".flox/env/manifest.lock")
+    _git(checkout, "commit", "-q", "-m", "unlocked")
+    _git(checkout, "push", "-q")
+    with pytest.raises(InputError) as caught:
+        _publish([PASSED], _records(tmp_path, _head(checkout)), checkout)
+    message = str(caught.value)
+    assert ".flox/env/manifest.lock is missing" in message
+    assert "Run `flox list`" in message and "commit and push" in message
+    assert _calls(flox_env) == []
+
+
+def test_dry_run_warns_of_the_missing_lock(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    (checkout / ".flox" / "env" / "manifest.lock").unlink()
+    said = _publish([PASSED], results_dir, checkout, dry_run=True)
+    assert said[0].startswith("warning: a real run would stop here:")
+    assert "Run `flox list`" in said[0]
+
+
+def test_missing_env_json_is_refused(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    (checkout / ".flox" / "env.json").unlink()
+    with pytest.raises(InputError, match=r"\.flox/env\.json is missing"):
+        _publish([PASSED], results_dir, checkout)
+    assert _calls(flox_env) == []
+
+
+def test_missing_token_in_ci_is_refused_without_showing_anything_secret(
+    flox_env: dict[str, str],
+    checkout: Path,
+    results_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(InputError, match="FLOX_FLOXHUB_TOKEN is not set"):
+        _publish([PASSED], results_dir, checkout)
+    assert _calls(flox_env) == []
+    monkeypatch.setenv("FLOX_FLOXHUB_TOKEN", "flox-secret-token")
+    said = _publish([PASSED], results_dir, checkout)
+    assert not any("flox-secret-token" in line for line in said)
+    assert PASSED in _floxhub(flox_env)["acme"]
 
 
 def test_dirty_checkout_is_refused(
-    flox: tuple[Path, Path], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
 ) -> None:
-    _, log = flox
-    (checkout / "README").write_text("edited\n")
-    with pytest.raises(InputError, match=r"not clean.*\n\s+M README"):
-        _publish([PASSED], results_dir, checkout, [])
-    assert _calls(log) == []
+    (checkout / ".flox" / "pkgs" / f"{PASSED}.nix").write_text("edited\n")
+    with pytest.raises(InputError, match=r"not clean.*\n\s+M \.flox/pkgs/"):
+        _publish([PASSED], results_dir, checkout)
+    assert _calls(flox_env) == []
 
 
 def test_unpushed_commit_is_refused(
-    flox: tuple[Path, Path], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, tmp_path: Path
 ) -> None:
-    _, log = flox
-    (checkout / "NEW").write_text("x\n")
-    _git(checkout, "add", "NEW")
-    _git(checkout, "commit", "-q", "-m", "local only")
+    _git(checkout, "commit", "-q", "--allow-empty", "-m", "local only")
+    records = _records(tmp_path, _head(checkout))
     with pytest.raises(InputError, match=r"not on any remote branch.*git push"):
-        _publish([PASSED], results_dir, checkout, [])
-    assert _calls(log) == []
+        _publish([PASSED], records, checkout)
+    assert _calls(flox_env) == []
+
+
+def test_detached_head_is_refused(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    _git(checkout, "checkout", "-q", "--detach", "HEAD")
+    with pytest.raises(InputError, match="not a branch with an upstream"):
+        _publish([PASSED], results_dir, checkout)
+    assert _calls(flox_env) == []
 
 
 def test_not_a_git_checkout_is_refused(
-    flox: tuple[Path, Path], tmp_path: Path, results_dir: Path
+    flox_env: dict[str, str], tmp_path: Path, results_dir: Path
 ) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     with pytest.raises(InputError, match="not a git checkout"):
-        _publish([PASSED], results_dir, plain, [])
+        _publish([PASSED], results_dir, plain)
+
+
+# --- pure parts -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -229,59 +382,101 @@ def test_compile_error_is_permanent() -> None:
     assert not publish.is_transient("error: builder for '/nix/store/x.drv' failed with exit code 2")
 
 
+def test_already_published_is_read_from_flox_own_words() -> None:
+    said = "Package already published.\n\nOriginally published: x\nSource revision: abc123\n"
+    assert publish.already_published_rev(said) == "abc123"
+    assert publish.already_published_rev("Package published successfully.") is None
+
+
 @pytest.mark.parametrize("org", ["acme", "a", "flox-community", "A1-b2", "x" * 39])
 def test_valid_orgs(org: str) -> None:
     assert publish.validate_org(org) == org
 
 
-@pytest.mark.parametrize("org", ["", "-acme", "acme-", "a--b", "a_b", "a.b", "x" * 40, "a/b"])
+@pytest.mark.parametrize(
+    "org",
+    ["", "-acme", "acme-", "a--b", "a_b", "a.b", "x" * 40, "a/b", "a b; rm -rf ~", "$(id)", "a\nb"],
+)
 def test_invalid_orgs(org: str) -> None:
-    with pytest.raises(InputError, match="not a valid organisation name"):
+    with pytest.raises(InputError, match="not a valid organisation name") as caught:
         publish.validate_org(org)
+    assert "\n" not in str(caught.value)
 
 
-# --- the command line ------------------------------------------------------------------------
+# --- the command line -----------------------------------------------------------------------
 
 
-def test_cli_dry_run_prints_and_writes_nothing(run_cli, results_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def _cli(
+    run_cli: CliRunner, cwd: Path, env: dict[str, str] | None, *args: str
+) -> subprocess.CompletedProcess[str]:
+    catalog = str(REPO_ROOT / "catalog.yaml")
+    return run_cli("publish", *args, "--catalog", catalog, cwd=cwd, env=env)
+
+
+def test_cli_publishes_through_flox(
+    run_cli: CliRunner, flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    args = (PASSED, "--org", "acme", "--results", str(results_dir), "--branch", "cuda-12_9")
+    done = _cli(run_cli, checkout, flox_env, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Package published successfully." in done.stdout  # flox's output, streamed
+    again = _cli(run_cli, checkout, flox_env, *args)
+    assert again.returncode == 0 and "already published to acme" in again.stdout
+
+
+def test_cli_dry_run_without_flox_writes_nothing(
+    run_cli: CliRunner, checkout: Path, results_dir: Path, tmp_path: Path
+) -> None:
     before = {p.name: p.read_bytes() for p in results_dir.iterdir()}
-    args = ("publish", PASSED, PUBLISHED, "--org", "acme", "--results", str(results_dir))
-    done = run_cli(*args, "--branch", "cuda-12_9", "--dry-run")
+    empty = tmp_path / "nothing-on-path"
+    empty.mkdir()
+    git_dir = str(Path(shutil.which("git") or "/usr/bin/git").parent)
+    env = {"PATH": os.pathsep.join([str(empty), git_dir])}
+    args = (PASSED, "--org", "acme", "--results", str(results_dir), "--branch", "cuda-12_9")
+    done = _cli(run_cli, checkout, env, *args, "--dry-run")
     assert done.returncode == 0, done.stderr
-    assert f"would run: flox publish -o acme {PASSED}" in done.stdout
-    assert f"{PUBLISHED}: already published" in done.stdout
+    assert f"would run: flox publish -o acme {PASSED} (flox is not on PATH" in done.stdout
     assert {p.name: p.read_bytes() for p in results_dir.iterdir()} == before
 
 
-def test_cli_refuses_failed_variants_exit_1(run_cli, results_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    args = ("publish", TEST_FAILED, "--org", "acme", "--results", str(results_dir))
-    done = run_cli(*args, "--branch", "cuda-12_9", "--dry-run")
+def test_cli_refuses_failed_variants_exit_1(
+    run_cli: CliRunner, checkout: Path, results_dir: Path
+) -> None:
+    args = (TEST_FAILED, "--org", "acme", "--results", str(results_dir), "--branch", "cuda-12_9")
+    done = _cli(run_cli, checkout, None, *args, "--dry-run")
     assert done.returncode == 1
     assert f"{TEST_FAILED} (test failed)" in done.stderr
 
 
-def test_cli_invalid_org_exit_2(run_cli, results_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli("publish", PASSED, "--org=acme-", "--results", str(results_dir))
+@pytest.mark.parametrize("org", ["acme-", "a b; rm -rf ~", "$(id)", "x\n::warning::y"])
+def test_cli_invalid_org_exit_2(
+    run_cli: CliRunner, checkout: Path, results_dir: Path, org: str
+) -> None:
+    done = _cli(run_cli, checkout, None, PASSED, f"--org={org}", "--results", str(results_dir))
     assert done.returncode == 2
-    assert "not a valid organisation name" in done.stderr
+    assert f"--org {org!a} is not a valid organisation name" in done.stderr
+    assert "letters, digits and single hyphens" in done.stderr
+    assert "::warning::" not in done.stderr.replace(f"{org!a}", "")
+    assert "Traceback" not in done.stderr
 
 
-def test_cli_unknown_variant_exit_2(run_cli, results_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    args = ("publish", "pytorch-python313-cpu-avx3", "--org", "acme", "--branch", "cuda-12_9")
-    done = run_cli(*args, "--results", str(results_dir))
+def test_cli_unknown_variant_exit_2(run_cli: CliRunner, checkout: Path, results_dir: Path) -> None:
+    args = ("pytorch-python313-cpu-avx3", "--org", "acme", "--branch", "cuda-12_9")
+    done = _cli(run_cli, checkout, None, *args, "--results", str(results_dir))
     assert done.returncode == 2
     assert "closest: pytorch-python313-cpu-avx" in done.stderr
 
 
-def test_cli_unknown_branch_exit_2(run_cli, results_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli("publish", PASSED, "--org", "acme", "--branch", "cuda-99")
+def test_cli_unknown_branch_exit_2(run_cli: CliRunner, checkout: Path) -> None:
+    done = _cli(run_cli, checkout, None, PASSED, "--org", "acme", "--branch", "cuda-99")
     assert done.returncode == 2
     assert 'unknown branch "cuda-99"' in done.stderr
 
 
-def test_cli_record_of_another_branch_exit_2(run_cli, results_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli(
-        "publish", PASSED, "--org", "acme", "--branch", "main", "--results", str(results_dir)
-    )
+def test_cli_record_of_another_branch_exit_2(
+    run_cli: CliRunner, checkout: Path, results_dir: Path
+) -> None:
+    args = (PASSED, "--org", "acme", "--branch", "main", "--results", str(results_dir))
+    done = _cli(run_cli, checkout, None, *args)
     assert done.returncode == 2
     assert "a record of branch cuda-12_9, not main" in done.stderr
