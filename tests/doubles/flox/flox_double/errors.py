@@ -5,7 +5,7 @@ from __future__ import annotations
 
 class FloxError(Exception):
     """A refusal. flox prints anyhow errors as `❌ ERROR: <message>` on stderr and exits 1
-    (cli/flox/src/main.rs; every `bail!` of the commands below ends there)."""
+    (cli/flox/src/main.rs:201 and cli/flox-core/src/util/message.rs:5 `format_error`)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
