@@ -493,12 +493,16 @@ def test_the_real_repository(tmp_path: Path, double_env: dict[str, str]) -> None
     # One recipe of each kind this host can realise (a recipe for another platform fails to
     # realise here as it would under the real flox), built in a clone so no result link lands
     # in the checkout.
-    host = subprocess.run(
-        ["nix-instantiate", "--eval", "--json", "-E", "builtins.currentSystem"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip().strip('"')
+    host = (
+        subprocess.run(
+            ["nix-instantiate", "--eval", "--json", "-E", "builtins.currentSystem"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.strip()
+        .strip('"')
+    )
     copy = tmp_path / "copy"
     _git(tmp_path, "clone", "-q", str(REPO_ROOT), str(copy))
     kinds: dict[tuple[str, str], str] = {}
