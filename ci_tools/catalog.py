@@ -71,7 +71,7 @@ def load_catalog(path: Path, display_name: str | None = None) -> Catalog:
     problems.raise_if_any()
     assert catalog is not None
     check_variants(catalog, problems)
-    check_overlays(catalog, path.resolve().parent, problems)
+    check_overlays(catalog, _repository_root(path.resolve().parent), problems)
     problems.raise_if_any()
     return catalog
 
@@ -687,6 +687,15 @@ def _gpu_entries(gnode: Node, what: str, problems: Problems) -> list[tuple[str, 
             (sm, isa, line if line >= isas_node.line else isas_node.line) for isa, line in entries
         )
     return out
+
+
+def _repository_root(folder: Path) -> Path:
+    """The folder whose nix/overlays/ a catalog's overlay names refer to: the catalog's own,
+    or the nearest above it that has one (a test catalog kept under tests/data/)."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / OVERLAYS_DIR).is_dir():
+            return candidate
+    return folder
 
 
 def check_overlays(catalog: Catalog, root: Path, problems: Problems) -> None:

@@ -78,7 +78,11 @@ let
           f = self: super:
             let x = f0 super; in if builtins.isFunction x then f0 self super else x;
         in
-        makeDerivationExtensible (self: let super = rattrs self; in super // f self super);
+        makeDerivationExtensible (
+          self:
+          let super = rattrs self; in
+          super // (if builtins.isFunction f0 || f0 ? __functor then f self super else f0)
+        );
     in
     finalPackage;
 in
