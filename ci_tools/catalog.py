@@ -71,7 +71,9 @@ def load_catalog(path: Path, display_name: str | None = None) -> Catalog:
     problems.raise_if_any()
     assert catalog is not None
     check_variants(catalog, problems)
-    check_overlays(catalog, _repository_root(path.resolve().parent), problems)
+    repository = _repository_root(path.resolve().parent)
+    if repository is not None:
+        check_overlays(catalog, repository, problems)
     problems.raise_if_any()
     return catalog
 
@@ -494,7 +496,8 @@ def _toolkit(
             problems.add(
                 node.file,
                 node.value_line("cuda_packages"),
-                f"{what}.cuda_packages is {cuda_packages} but the CUDA {cuda} is {wanted}",
+                f"{what}.cuda_packages is {cuda_packages} but "
+                f"{'the branch' if key is None else 'the toolkit'}'s CUDA {cuda} is {wanted}",
             )
     allow_broken = node.value.get("allow_broken", False)
     if not isinstance(allow_broken, bool):
@@ -546,9 +549,7 @@ def _overlays(node: Node, what: str, problems: Problems) -> tuple[tuple[str, ...
     return tuple(names), tuple(lines)
 
 
-def _sources(
-    branch: str, node: Node, versions: dict[str, str], problems: Problems
-) -> list[Source]:
+def _sources(branch: str, node: Node, versions: dict[str, str], problems: Problems) -> list[Source]:
     if "sources" not in node.value:
         return []
     snode = node.child("sources")
@@ -563,7 +564,9 @@ def _sources(
     for package, child in snode.items():
         entry = Node(child.value, child.file, child.line)
         what = f"{branch}.sources.{package}"
-        if not check_keys(entry, problems, what=what, required=("version", "hash")):
+        if not check_keys(entry, problems, what=what, required=("version", "hash")) or any(
+            k not in entry.value for k in ("version", "hash")
+        ):
             continue
         version = version_str(entry.child("version"), problems, f"{what}.version")
         hash_ = scalar_str(entry.child("hash"), problems, f"{what}.hash")
@@ -689,13 +692,14 @@ def _gpu_entries(gnode: Node, what: str, problems: Problems) -> list[tuple[str, 
     return out
 
 
-def _repository_root(folder: Path) -> Path:
+def _repository_root(folder: Path) -> Path | None:
     """The folder whose nix/overlays/ a catalog's overlay names refer to: the catalog's own,
-    or the nearest above it that has one (a test catalog kept under tests/data/)."""
+    or the nearest above it that has one (a test catalog kept under tests/data/). None for a
+    catalog outside any build repository (a copy on its own): only the names are checked."""
     for candidate in (folder, *folder.parents):
         if (candidate / OVERLAYS_DIR).is_dir():
             return candidate
-    return folder
+    return None
 
 
 def check_overlays(catalog: Catalog, root: Path, problems: Problems) -> None:
@@ -745,4 +749,5 @@ def _parse_error_cached(path: str, mtime_ns: int, size: int) -> str | None:
     if result.ok:
         return None
     lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
-    return " ".join(lines[-3:]) if lines else f"exit {result.returncode}"
+    # "error: syntax error, unexpected ';'" and the "at FILE:LINE:COLUMN:" that follows.
+    return " ".join(lines[:2]) if lines else f"exit {result.returncode}"

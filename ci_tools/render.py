@@ -20,6 +20,7 @@ from ci_tools.variants import Variant, expand
 if TYPE_CHECKING:
     import jinja2
 
+
 @dataclass(frozen=True, kw_only=True)
 class RenderedFile:
     path: str  # relative to the output directory: "pytorch-...nix", "lib/nixpkgs.nix"
@@ -128,7 +129,9 @@ def toolkit_comment(variant: Variant) -> str:
     rev = variant.pin[0]
     if toolkit is None:
         return f"Branch {variant.branch.name}'s nixpkgs {rev[:12]}, without CUDA."
-    broken = " allowBroken: nixpkgs marks torch broken for this CUDA." if toolkit.allow_broken else ""
+    broken = (
+        " allowBroken: nixpkgs marks torch broken for this CUDA." if toolkit.allow_broken else ""
+    )
     return (
         f"Toolkit {toolkit.name} of branch {variant.branch.name}: CUDA {toolkit.cuda} "
         f"({toolkit.cuda_packages}) from nixpkgs {rev[:12]}.{broken}"
@@ -182,7 +185,9 @@ def render_branch(
     return tuple(
         RenderedFile(
             path=_relative(layout.recipe_path(variant.name)),
-            text=render_template(env, layout.template_of(variant), recipe_context(catalog, variant)),
+            text=render_template(
+                env, layout.template_of(variant), recipe_context(catalog, variant)
+            ),
         )
         for variant in expand(catalog, branch.name)
     )

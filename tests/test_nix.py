@@ -62,7 +62,17 @@ def nix_eval(
     env: Mapping[str, str], expr: str, system: str = "x86_64-linux", cwd: Path = REPO
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["nix-instantiate", "--option", "system", system, "--eval", "--strict", "--json", "-E", expr],
+        [
+            "nix-instantiate",
+            "--option",
+            "system",
+            system,
+            "--eval",
+            "--strict",
+            "--json",
+            "-E",
+            expr,
+        ],
         env=dict(env),
         cwd=cwd,
         capture_output=True,
@@ -72,7 +82,9 @@ def nix_eval(
     )
 
 
-def nix_json(env: Mapping[str, str], expr: str, system: str = "x86_64-linux", cwd: Path = REPO) -> Any:
+def nix_json(
+    env: Mapping[str, str], expr: str, system: str = "x86_64-linux", cwd: Path = REPO
+) -> Any:
     result = nix_eval(env, expr, system, cwd)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
@@ -337,7 +349,8 @@ def test_double_refuses_an_unknown_override_argument(nix_env: dict[str, str]) ->
     assert "called with unexpected argument 'enableFlux'" in err
     # torchvision follows torch: it has no cudaSupport of its own.
     err = nix_error(
-        nix_env, f"({_pkgs()}.python313Packages.torchvision.override {{ cudaSupport = true; }}).drvPath"
+        nix_env,
+        f"({_pkgs()}.python313Packages.torchvision.override {{ cudaSupport = true; }}).drvPath",
     )
     assert "unexpected argument 'cudaSupport'" in err
 
@@ -398,7 +411,7 @@ def test_double_overlays_form_a_fixpoint(nix_env: dict[str, str]) -> None:
     # The first overlay reads `final.later`, which only the second defines.
     pkgs = _pkgs(
         cuda=None,
-        overlays='(final: prev: { early = final.later + 1; }) (final: prev: { later = 41; })',
+        overlays="(final: prev: { early = final.later + 1; }) (final: prev: { later = 41; })",
     )
     assert nix_json(nix_env, f"{pkgs}.early") == 42
     # pythonPackagesExtensions reach every Python set.
@@ -407,7 +420,9 @@ def test_double_overlays_form_a_fixpoint(nix_env: dict[str, str]) -> None:
         overlays="(final: prev: { pythonPackagesExtensions = prev.pythonPackagesExtensions ++ "
         '[ (py: pyprev: { torch = pyprev.torch.overrideAttrs { version = "9.9"; }; }) ]; })',
     )
-    assert nix_json(nix_env, f"[ {ext}.python313Packages.torch.version {ext}.python3Packages.torch.version ]") == [
+    assert nix_json(
+        nix_env, f"[ {ext}.python313Packages.torch.version {ext}.python3Packages.torch.version ]"
+    ) == [
         "9.9",
         "9.9",
     ]
@@ -425,12 +440,15 @@ def test_double_override_attrs_has_final_attrs_and_keeps_override(nix_env: dict[
     assert got == ["v3.0", "3.0", "2.9.1"]
 
 
-def test_double_torchvision_on_sm110_gets_no_arch_without_the_export(nix_env: dict[str, str]) -> None:
+def test_double_torchvision_on_sm110_gets_no_arch_without_the_export(
+    nix_env: dict[str, str],
+) -> None:
     # nixpkgs 2.9.1: torch's supported list lacks 11.0, so torchvision's list comes out empty.
     pkgs = _pkgs(cuda="cudaPackages_13", caps='[ "11.0" ]', config="allowBroken = true;")
     torch = f'({pkgs}.python313Packages.torch.override {{ cudaSupport = true; gpuTargets = [ "11.0" ]; }})'
     pre = nix_json(
-        nix_env, f"({pkgs}.python313Packages.torchvision.override {{ torch = {torch}; }}).preConfigure"
+        nix_env,
+        f"({pkgs}.python313Packages.torchvision.override {{ torch = {torch}; }}).preConfigure",
     )
     assert 'export TORCH_CUDA_ARCH_LIST=""' in pre
 
