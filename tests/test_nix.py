@@ -472,3 +472,45 @@ def test_double_refuses_a_package_for_another_platform(nix_env: dict[str, str]) 
     pkgs = _pkgs()
     err = nix_error(nix_env, f"{_torch(pkgs)}.drvPath", system="aarch64-darwin")
     assert "is marked as broken" in err and "CUDA is not targeting Linux" in err
+
+
+def test_a_recipe_realises_in_a_private_store(nix_env: dict[str, str], tmp_path: Path) -> None:
+    """The double's derivations build (each output a file written by /bin/sh) in milliseconds."""
+    name = "torchvision-python313-cuda12_8-sm90-avx512"
+    store = tmp_path / "store"
+    result = subprocess.run(
+        [
+            "nix-build",
+            "--store",
+            str(store),
+            "--option",
+            "sandbox-paths",
+            "/bin /lib /lib64 /usr",
+            "--no-out-link",
+            "--arg",
+            "fetchPinnedNixpkgs",
+            "import ./tests/nix/nixpkgs-double/fetch.nix",
+            f".flox/pkgs/{name}.nix",
+        ],
+        env=nix_env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout.strip()
+    assert out.endswith(f"-{name}-0.23.0")
+    assert (store / out.lstrip("/")).read_text(encoding="utf-8").strip() == f"{name}-0.23.0"
+
+
+def test_unpatched_magma_on_cuda_13_fails_to_build(nix_env: dict[str, str], tmp_path: Path) -> None:
+    expr = f"{_pkgs(cuda='cudaPackages_13', config='allowBroken = true;')}.magma-cuda-static"
+    result = subprocess.run(
+        ["nix-build", "--store", str(tmp_path / "store"), "--option", "sandbox-paths",
+         "/bin /lib /lib64 /usr", "--no-out-link", "-E", expr],
+        env=nix_env, cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "has no member named 'clockRate'" in result.stderr
