@@ -134,6 +134,7 @@ let
       torchDrv = if d.passthru ? torch then d.passthru.torch.drvPath else null;
       cuda = if t.passthru.cudaSupport or false then t.passthru.cudaPackages.cudaVersion else null;
       blasIsDrv = (d.passthru.blasProvider.type or "") == "derivation";
+      mps = d.USE_MPS or null;
       platforms = d.meta.platforms;
     };
 in map info names
@@ -282,6 +283,7 @@ def test_darwin_uses_veclib_and_keeps_nixpkgs_blas_provider(
         assert got["blasIsDrv"], variant.name
         if variant.kind is Kind.DARWIN:
             assert _last_export(got["phases"], "BLAS") == "vecLib", variant.name
+            assert got["mps"] == "1", variant.name
             assert got["platforms"] == ["aarch64-darwin"]
 
 

@@ -1,8 +1,9 @@
 # The part of nixpkgs' `lib` that the recipes, the builders in nix/ and this double use.
-# Each function keeps the semantics of the nixpkgs function of the same name (file named per
-# function; read at NixOS/nixpkgs 6b516b42dd0f19e2ab9c9dd391cd40752a9dc096's tree layout, the
-# bodies are re-derived, not copied). Only what is used is here: a recipe that calls a lib
-# function this file lacks fails to evaluate, which is the point.
+# Each function keeps the semantics of the nixpkgs function of the same name (the file is
+# named per function; bodies re-derived, not copied). makeOverridable was checked against
+# lib/customisation.nix as the search tool stores it (NixOS/nixpkgs 927c4f83 and later
+# copies); the others follow the nixpkgs manual's lib reference, not a read at a pin. Only
+# what is used is here: a recipe that calls a lib function this file lacks fails to evaluate.
 let
   inherit (builtins)
     attrNames

@@ -1,7 +1,12 @@
-# stdenv.mkDerivation as nixpkgs has it (pkgs/stdenv/generic/make-derivation.nix and
-# pkgs/stdenv/generic/check-meta.nix, read at NixOS/nixpkgs 6b516b42), reduced to what
-# decides evaluation: the `finalAttrs:` fixpoint and `overrideAttrs` (both the `prev:` and the
-# `finalAttrs: prev:` forms), `env`, `outputs`, `passthru`, and check-meta's refusals. The
+# stdenv.mkDerivation as nixpkgs has it (pkgs/stdenv/generic/make-derivation.nix, stored at
+# NixOS/nixpkgs 8c2682d3, and pkgs/stdenv/generic/check-meta.nix), reduced to what decides
+# evaluation. The overrideAttrs dispatch (`f0 super` a function -> `f0 self super`; a plain
+# set merged as is) follows make-derivation.nix's, whose text the search tool shows in its
+# copies (e.g. buildNimPackage); check-meta's refusal texts are nixpkgs' wording as quoted in
+# public error reports ("is marked as broken, refusing to evaluate", "has an unfree license",
+# "is not available on the requested hostPlatform"). Modelled: the `finalAttrs:` fixpoint and
+# `overrideAttrs` (both the `prev:` and the `finalAttrs: prev:` forms), `env`, `outputs`,
+# `passthru`, and check-meta's refusals. The
 # derivation is real (`derivation`, a .drv) but its builder is /bin/sh writing each output,
 # so realising it in a private store takes milliseconds.
 { lib, config, system, hostPlatform }:

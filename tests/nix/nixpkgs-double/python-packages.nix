@@ -1,6 +1,5 @@
 # python3XXPackages (pkgs/top-level/python-packages.nix with
-# pkgs/development/interpreters/python/passthrufun.nix, read at NixOS/nixpkgs 6b516b42): a
-# scope whose callPackage fills arguments from the Python set first, then from pkgs; every
+# pkgs/development/interpreters/python/passthrufun.nix; not read at a pin): a scope whose callPackage fills arguments from the Python set first, then from pkgs; every
 # function of `pkgs.pythonPackagesExtensions` is applied as an overlay of the Python set, in
 # order (the nixpkgs way to change a Python package for every interpreter).
 { lib, leaf, pin, mkDerivation, minor, pkgs, config }:

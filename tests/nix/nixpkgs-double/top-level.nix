@@ -1,5 +1,5 @@
 # The nixpkgs function of one pinned revision: `import <nixpkgs> { config; overlays; system; }`
-# (pkgs/top-level/impure.nix and default.nix, read at NixOS/nixpkgs 6b516b42). `pin` holds the
+# (pkgs/top-level/impure.nix's arguments; not read at a pin). `pin` holds the
 # facts that differ per revision (pins/<rev>.nix). Overlays are applied through a real
 # fixpoint (lib.extends over the base set), so an overlay sees `final` and `prev` as in nixpkgs.
 pin:
