@@ -8,12 +8,24 @@ sibling, duplicate names), which `variants.expand` checks while building the var
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from ci_tools.model import Branch, Catalog, Gpu, Isa, Package, Platform, VariantSet
+from ci_tools.model import (
+    Branch,
+    Catalog,
+    Gpu,
+    Isa,
+    Package,
+    Platform,
+    Source,
+    Toolkit,
+    VariantSet,
+    major_minor,
+)
 from ci_tools.yamlsrc import (
     Node,
     Problems,
@@ -27,6 +39,7 @@ from ci_tools.yamlsrc import (
 )
 
 CATALOG_FILE = "catalog.yaml"
+OVERLAYS_DIR = "nix/overlays"
 
 T = TypeVar("T")
 
@@ -36,7 +49,8 @@ _SM = re.compile(r"sm\d+")
 _CAPABILITY = re.compile(r"\d+\.\d")
 _REV = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"(sha256-[A-Za-z0-9+/]{43}=|[0-9a-df-np-sv-z]{52}|[0-9a-f]{64})")
-_CUDA_PACKAGES = re.compile(r"cudaPackages(_\d+_\d+)?")
+_CUDA_PACKAGES = re.compile(r"cudaPackages(_\d+(_\d+)?)?")
+_SRI_SHA256 = re.compile(r"sha256-[A-Za-z0-9+/]{43}=")
 _PYTHON = re.compile(r"3\.\d{1,2}")
 _BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 _NIX_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*")
@@ -57,6 +71,9 @@ def load_catalog(path: Path, display_name: str | None = None) -> Catalog:
     problems.raise_if_any()
     assert catalog is not None
     check_variants(catalog, problems)
+    repository = _repository_root(path.resolve().parent)
+    if repository is not None:
+        check_overlays(catalog, repository, problems)
     problems.raise_if_any()
     return catalog
 
@@ -107,6 +124,15 @@ def _build(root: Node, path: Path, problems: Problems) -> Catalog | None:
                 f"{did_you_mean(package.requires, set(packages))}",
             )
     branches = _mapping_of(root, "branches", problems, _branch, name_rule=_BRANCH)
+    for branch in branches.values():
+        for source in branch.sources:
+            if source.package not in packages:
+                problems.add(
+                    root.file,
+                    source.line,
+                    f'{branch.name}.sources: unknown package "{source.package}"'
+                    f"{did_you_mean(source.package, set(packages))}",
+                )
     return Catalog(
         path=path,
         display_name=root.file,
@@ -313,27 +339,21 @@ def _gpu(name: str, node: Node, problems: Problems) -> Gpu | None:
     )
 
 
+_BRANCH_KEYS = ("versions", "python", "nixpkgs", "variants")
+_ONE_TOOLKIT_KEYS = ("cuda", "cuda_packages", "min_driver")
+_TOOLKIT_NAME = re.compile(r"cuda\d+_\d+")
+_OVERLAY_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
 def _branch(name: str, node: Node, problems: Problems) -> Branch | None:
-    if not check_keys(
-        node,
-        problems,
-        what=f"branch {name}",
-        required=(
-            "versions",
-            "cuda",
-            "python",
-            "min_driver",
-            "nixpkgs",
-            "cuda_packages",
-            "variants",
-        ),
-        optional=("overlays",),
-    ):
+    """A branch: one CUDA toolkit stated directly (`cuda`, `cuda_packages`, `min_driver`), or
+    several under `toolkits`, each with its own CUDA, nixpkgs set, pin and overlays."""
+    several = isinstance(node.value, dict) and "toolkits" in node.value
+    required = _BRANCH_KEYS + (("toolkits",) if several else _ONE_TOOLKIT_KEYS)
+    optional = ("overlays", "sources") + (() if several else ("allow_broken",))
+    if not check_keys(node, problems, what=f"branch {name}", required=required, optional=optional):
         return None
-    if any(
-        k not in node.value
-        for k in ("versions", "cuda", "python", "nixpkgs", "cuda_packages", "variants")
-    ):
+    if any(k not in node.value for k in required if k != "min_driver"):
         return None
     versions: dict[str, str] = {}
     vnode = node.child("versions")
@@ -348,7 +368,6 @@ def _branch(name: str, node: Node, problems: Problems) -> Branch | None:
                 versions[pkg] = text
     else:
         problems.add(vnode.file, vnode.line, f"{name}.versions must map package names to versions")
-    cuda = version_str(node.child("cuda"), problems, f"{name}.cuda")
     pythons = []
     for text, line in string_list(node.child("python"), problems, f"{name}.python"):
         if not _PYTHON.fullmatch(text):
@@ -359,51 +378,216 @@ def _branch(name: str, node: Node, problems: Problems) -> Branch | None:
             problems.add(node.file, line, f'{name}.python lists "{text}" twice')
         else:
             pythons.append(text)
+    rev, sha256 = _nixpkgs(name, node.child("nixpkgs"), problems)
+    overlays, overlay_lines = _overlays(node, name, problems)
+    sources = _sources(name, node, versions, problems)
+    if several:
+        toolkits = _toolkits(name, node.child("toolkits"), rev, sha256, problems)
+    else:
+        one = _toolkit(name, None, node, rev, sha256, problems)
+        toolkits = [one] if one is not None else []
+    variants = _variant_sets(name, node.child("variants"), problems, several)
+    if rev is None or not toolkits:
+        return None
+    first = toolkits[0]
+    return Branch(
+        name=name,
+        versions=versions,
+        cuda=first.cuda,
+        python=tuple(pythons),
+        min_driver=first.min_driver,
+        nixpkgs_rev=rev,
+        nixpkgs_sha256=sha256,
+        cuda_packages=first.cuda_packages,
+        overlays=overlays,
+        overlay_lines=overlay_lines,
+        variants=variants,
+        toolkits=tuple(toolkits),
+        sources=tuple(sources),
+        line=node.line,
+    )
+
+
+def _toolkits(
+    branch: str, node: Node, rev: str | None, sha256: str | None, problems: Problems
+) -> list[Toolkit]:
+    if not node.is_mapping() or not node.value:
+        problems.add(
+            node.file, node.line, f"{branch}.toolkits must map toolkit names (cuda12_8) to toolkits"
+        )
+        return []
+    out: list[Toolkit] = []
+    seen: dict[str, Toolkit] = {}
+    for key, child in node.items():
+        tnode = Node(child.value, child.file, child.line)
+        if not _TOOLKIT_NAME.fullmatch(key):
+            problems.add(
+                tnode.file,
+                tnode.line,
+                f'{branch}.toolkits: "{key}" is not a toolkit name like cuda12_8',
+            )
+            continue
+        toolkit = _toolkit(branch, key, tnode, rev, sha256, problems)
+        if toolkit is None:
+            continue
+        if f"cuda{toolkit.cuda_tag}" != key:
+            problems.add(
+                tnode.file,
+                tnode.value_line("cuda"),
+                f"{branch}.toolkits.{key}: its CUDA {toolkit.cuda} is cuda{toolkit.cuda_tag}, "
+                f"not {key}",
+            )
+            continue
+        twin = seen.get(toolkit.cuda_short)
+        if twin is not None:
+            problems.add(
+                tnode.file,
+                tnode.line,
+                f"{branch}: toolkits {twin.name} and {key} both have CUDA {toolkit.cuda_short} "
+                "(one toolkit per CUDA version on a branch)",
+            )
+            continue
+        seen[toolkit.cuda_short] = toolkit
+        out.append(toolkit)
+    return out
+
+
+def _toolkit(
+    branch: str,
+    key: str | None,
+    node: Node,
+    rev: str | None,
+    sha256: str | None,
+    problems: Problems,
+) -> Toolkit | None:
+    """One toolkit: `key` None for a branch that states its one toolkit directly."""
+    what = branch if key is None else f"{branch}.toolkits.{key}"
+    if key is not None and not check_keys(
+        node,
+        problems,
+        what=f"toolkit {what}",
+        required=("cuda", "cuda_packages", "min_driver"),
+        optional=("nixpkgs", "allow_broken", "overlays"),
+    ):
+        return None
+    if any(k not in node.value for k in ("cuda", "cuda_packages")):
+        return None
+    cuda = version_str(node.child("cuda"), problems, f"{what}.cuda")
     min_driver = node.value.get("min_driver", 0)
     if not isinstance(min_driver, int) or isinstance(min_driver, bool):
         problems.add(
             node.file,
             node.value_line("min_driver"),
-            f"{name}.min_driver must be a whole number like 550",
+            f"{what}.min_driver must be a whole number like 550",
         )
         min_driver = 0
-    rev, sha256 = _nixpkgs(name, node.child("nixpkgs"), problems)
-    cuda_packages = scalar_str(node.child("cuda_packages"), problems, f"{name}.cuda_packages")
+    cuda_packages = scalar_str(node.child("cuda_packages"), problems, f"{what}.cuda_packages")
     if cuda_packages is not None and not _CUDA_PACKAGES.fullmatch(cuda_packages):
         problems.add(
             node.file,
             node.value_line("cuda_packages"),
-            f'{name}.cuda_packages "{cuda_packages}" must be a nixpkgs attribute like cudaPackages_12_9',
+            f'{what}.cuda_packages "{cuda_packages}" must be a nixpkgs attribute like cudaPackages_12_9',
         )
-    if cuda is not None and cuda_packages and cuda_packages != "cudaPackages":
-        wanted = "cudaPackages_" + "_".join(cuda.split(".")[:2])
-        if cuda_packages != wanted:
+    elif cuda is not None and cuda_packages and cuda_packages != "cudaPackages":
+        # cudaPackages_12_9 for CUDA 12.9; an alias by major (cudaPackages_13) for CUDA 13.x.
+        parts = cuda.split(".")
+        wanted = "cudaPackages_" + "_".join(parts[:2])
+        if cuda_packages not in (wanted, f"cudaPackages_{parts[0]}"):
             problems.add(
                 node.file,
                 node.value_line("cuda_packages"),
-                f"{name}.cuda_packages is {cuda_packages} but the branch's CUDA {cuda} is {wanted}",
+                f"{what}.cuda_packages is {cuda_packages} but "
+                f"{'the branch' if key is None else 'the toolkit'}'s CUDA {cuda} is {wanted}",
             )
-    overlays: tuple[str, ...] = ()
-    if "overlays" in node.value:
-        overlays = tuple(
-            o for o, _ in string_list(node.child("overlays"), problems, f"{name}.overlays")
+    allow_broken = node.value.get("allow_broken", False)
+    if not isinstance(allow_broken, bool):
+        problems.add(
+            node.file, node.value_line("allow_broken"), f"{what}.allow_broken must be true or false"
         )
-    variants = _variant_sets(name, node.child("variants"), problems)
-    if cuda is None or rev is None or cuda_packages is None:
+        allow_broken = False
+    own_rev, own_sha256 = rev, sha256
+    if key is not None and "nixpkgs" in node.value:
+        own_rev, own_sha256 = _nixpkgs(what, node.child("nixpkgs"), problems)
+    overlays: tuple[str, ...] = ()
+    overlay_lines: tuple[int, ...] = ()
+    if key is not None:
+        overlays, overlay_lines = _overlays(node, what, problems)
+    if cuda is None or cuda_packages is None or own_rev is None:
         return None
-    return Branch(
-        name=name,
-        versions=versions,
+    return Toolkit(
+        name=key if key is not None else "cuda" + major_minor(cuda).replace(".", "_"),
         cuda=cuda,
-        python=tuple(pythons),
-        min_driver=min_driver,
-        nixpkgs_rev=rev,
-        nixpkgs_sha256=sha256,
         cuda_packages=cuda_packages,
+        nixpkgs_rev=own_rev,
+        nixpkgs_sha256=own_sha256,
+        min_driver=min_driver,
+        allow_broken=allow_broken,
         overlays=overlays,
-        variants=variants,
+        overlay_lines=overlay_lines,
         line=node.line,
     )
+
+
+def _overlays(node: Node, what: str, problems: Problems) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    if "overlays" not in node.value:
+        return (), ()
+    names: list[str] = []
+    lines: list[int] = []
+    for text, line in string_list(node.child("overlays"), problems, f"{what}.overlays"):
+        if not _OVERLAY_NAME.fullmatch(text):
+            problems.add(
+                node.file,
+                line,
+                f'{what}.overlays: "{text}" is not an overlay name (nix/overlays/NAME.nix, '
+                "NAME of lower-case letters, digits and dashes)",
+            )
+        elif text in names:
+            problems.add(node.file, line, f'{what}.overlays lists "{text}" twice')
+        else:
+            names.append(text)
+            lines.append(line)
+    return tuple(names), tuple(lines)
+
+
+def _sources(branch: str, node: Node, versions: dict[str, str], problems: Problems) -> list[Source]:
+    if "sources" not in node.value:
+        return []
+    snode = node.child("sources")
+    if not snode.is_mapping():
+        problems.add(
+            snode.file,
+            snode.line,
+            f"{branch}.sources must map package names to {{version, hash}}",
+        )
+        return []
+    out: list[Source] = []
+    for package, child in snode.items():
+        entry = Node(child.value, child.file, child.line)
+        what = f"{branch}.sources.{package}"
+        if not check_keys(entry, problems, what=what, required=("version", "hash")) or any(
+            k not in entry.value for k in ("version", "hash")
+        ):
+            continue
+        version = version_str(entry.child("version"), problems, f"{what}.version")
+        hash_ = scalar_str(entry.child("hash"), problems, f"{what}.hash")
+        if hash_ is not None and not _SRI_SHA256.fullmatch(hash_):
+            problems.add(
+                entry.file,
+                entry.value_line("hash"),
+                f"{what}.hash must be the source's SRI hash (sha256-...=, 44 characters after "
+                "the dash), as nix-prefetch-github prints it",
+            )
+            hash_ = None
+        if version is not None and versions.get(package) not in (None, version):
+            problems.add(
+                entry.file,
+                entry.value_line("version"),
+                f"{what}.version {version} differs from {branch}.versions.{package} "
+                f"{versions[package]}: the source override is what the branch ships",
+            )
+        if version is not None and hash_ is not None:
+            out.append(Source(package=package, version=version, hash=hash_, line=entry.line))
+    return out
 
 
 def _nixpkgs(branch: str, node: Node, problems: Problems) -> tuple[str | None, str | None]:
@@ -435,7 +619,9 @@ def _nixpkgs(branch: str, node: Node, problems: Problems) -> tuple[str | None, s
     return rev, sha256
 
 
-def _variant_sets(branch: str, node: Node, problems: Problems) -> dict[str, VariantSet]:
+def _variant_sets(
+    branch: str, node: Node, problems: Problems, several: bool = False
+) -> dict[str, VariantSet]:
     if not node.is_mapping() or not node.value:
         problems.add(
             node.file, node.line, f"{branch}.variants must map package names to variant sets"
@@ -451,19 +637,30 @@ def _variant_sets(branch: str, node: Node, problems: Problems) -> dict[str, Vari
         if "cpu" in set_node.value:
             cpu = tuple(string_list(set_node.child("cpu"), problems, f"{what}.cpu"))
         gpu: list[tuple[str, str, int]] = []
+        toolkits: list[str | None] = []
         if "gpu" in set_node.value:
             gnode = set_node.child("gpu")
-            if gnode.is_mapping():
-                for sm, isas_node in gnode.items():
-                    listed = Node(isas_node.value, isas_node.file, gnode.value_line(sm))
-                    entries = string_list(listed, problems, f"{what}.gpu.{sm}")
-                    # An aliased list (*six_isas) keeps its anchor's lines: point at the SM instead.
-                    gpu.extend(
-                        (sm, isa, line if line >= isas_node.line else isas_node.line)
-                        for isa, line in entries
-                    )
-            else:
+            if not gnode.is_mapping():
                 problems.add(gnode.file, gnode.line, f"{what}.gpu must map SMs to lists of ISAs")
+            elif several:
+                # A branch with several toolkits: gpu maps each toolkit to its SMs.
+                for toolkit, tnode in gnode.items():
+                    inner = Node(tnode.value, tnode.file, gnode.value_line(toolkit))
+                    if not inner.is_mapping():
+                        problems.add(
+                            inner.file,
+                            inner.line,
+                            f"{what}.gpu.{toolkit} must map SMs to lists of ISAs "
+                            "(this branch has toolkits: gpu maps toolkit names to SMs)",
+                        )
+                        continue
+                    entries = _gpu_entries(inner, f"{what}.gpu.{toolkit}", problems)
+                    gpu.extend(entries)
+                    toolkits.extend([toolkit] * len(entries))
+            else:
+                entries = _gpu_entries(gnode, f"{what}.gpu", problems)
+                gpu.extend(entries)
+                toolkits.extend([None] * len(entries))
         darwin = set_node.value.get("darwin_mps", False)
         if not isinstance(darwin, bool):
             problems.add(
@@ -475,8 +672,82 @@ def _variant_sets(branch: str, node: Node, problems: Problems) -> dict[str, Vari
         out[package] = VariantSet(
             cpu=cpu,
             gpu=tuple(gpu),
+            gpu_toolkits=tuple(toolkits),
             darwin_mps=darwin,
             darwin_line=set_node.key_line("darwin_mps") if darwin else 0,
             line=set_node.line,
         )
     return out
+
+
+def _gpu_entries(gnode: Node, what: str, problems: Problems) -> list[tuple[str, str, int]]:
+    out: list[tuple[str, str, int]] = []
+    for sm, isas_node in gnode.items():
+        listed = Node(isas_node.value, isas_node.file, gnode.value_line(sm))
+        entries = string_list(listed, problems, f"{what}.{sm}")
+        # An aliased list (*six_isas) keeps its anchor's lines: point at the SM instead.
+        out.extend(
+            (sm, isa, line if line >= isas_node.line else isas_node.line) for isa, line in entries
+        )
+    return out
+
+
+def _repository_root(folder: Path) -> Path | None:
+    """The folder whose nix/overlays/ a catalog's overlay names refer to: the catalog's own,
+    or the nearest above it that has one (a test catalog kept under tests/data/). None for a
+    catalog outside any build repository (a copy on its own): only the names are checked."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / OVERLAYS_DIR).is_dir():
+            return candidate
+    return None
+
+
+def check_overlays(catalog: Catalog, root: Path, problems: Problems) -> None:
+    """Every overlay a branch or toolkit names is nix/overlays/NAME.nix under `root`, and
+    parses (`nix-instantiate --parse`, where Nix is installed). Reported at the catalog line."""
+    folder = root / OVERLAYS_DIR
+    known = {p.stem for p in folder.glob("*.nix")} if folder.is_dir() else set()
+    parsed: dict[str, str | None] = {}
+    for branch in catalog.branches.values():
+        named = list(zip(branch.overlays, branch.overlay_lines, strict=True))
+        for toolkit in branch.toolkits:
+            named.extend(zip(toolkit.overlays, toolkit.overlay_lines, strict=True))
+        for name, line in named:
+            if name not in known:
+                problems.add(
+                    catalog.display_name,
+                    line,
+                    f'unknown overlay "{name}": no {OVERLAYS_DIR}/{name}.nix'
+                    f"{did_you_mean(name, known)}; known: {', '.join(sorted(known)) or 'none'}",
+                )
+                continue
+            if name not in parsed:
+                parsed[name] = _parse_error(folder / f"{name}.nix")
+            error = parsed[name]
+            if error is not None:
+                problems.add(
+                    catalog.display_name,
+                    line,
+                    f"overlay {name} ({OVERLAYS_DIR}/{name}.nix) does not parse: {error}",
+                )
+
+
+def _parse_error(path: Path) -> str | None:
+    """nix-instantiate --parse's complaint, or None when it parses or Nix is not installed."""
+    stat = path.stat()
+    return _parse_error_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_error_cached(path: str, mtime_ns: int, size: int) -> str | None:
+    """One parse per file version and process: every catalog load checks the overlays."""
+    from ci_tools import proc
+
+    if proc.which("nix-instantiate") is None:
+        return None
+    result = proc.run(["nix-instantiate", "--parse", path], timeout=60)
+    if result.ok:
+        return None
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    # "error: syntax error, unexpected ';'" and the "at FILE:LINE:COLUMN:" that follows.
+    return " ".join(lines[:2]) if lines else f"exit {result.returncode}"

@@ -233,7 +233,10 @@ def _recipes_at_head(git: GitRepo, prefix: str) -> Mapping[str, names.ParsedName
 
 
 def _is_shared_without_catalog(path: str) -> bool:
-    """Under `.flox/` but not one top-level recipe: a lib or the environment, which all use."""
+    """Under `.flox/` but not one top-level recipe, or under nix/ (the shared Nix code):
+    a builder, the pin or the environment, which all use."""
+    if path.startswith(f"{layout.NIX_DIR}/"):
+        return True
     if not path.startswith(".flox/"):
         return False
     if path.startswith(f"{layout.PKGS_DIR}/"):

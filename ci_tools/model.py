@@ -81,11 +81,48 @@ class Gpu:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Source:
+    """A package built from a newer upstream release than the pin ships (`sources`)."""
+
+    package: str  # catalog package name: "pytorch"
+    version: str
+    hash: str  # the fixed-output hash of the upstream source
+    line: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Toolkit:
+    """One CUDA toolkit of a branch: its CUDA, nixpkgs set and pin, and what it needs."""
+
+    name: str  # the catalog key: "cuda12_8"
+    cuda: str  # as the catalog states it, e.g. "12.9.1"
+    cuda_packages: str  # "cudaPackages_12_9", or an alias the pin has ("cudaPackages_13")
+    nixpkgs_rev: str
+    nixpkgs_sha256: str | None
+    min_driver: int
+    allow_broken: bool = False  # nixpkgs marks torch broken for this CUDA (major not 11/12)
+    overlays: tuple[str, ...] = ()  # names of nix/overlays/NAME.nix, in order
+    overlay_lines: tuple[int, ...] = ()
+    line: int = 0
+
+    @property
+    def cuda_short(self) -> str:
+        return major_minor(self.cuda)
+
+    @property
+    def cuda_tag(self) -> str:
+        """'12.9.1' -> '12_9', as in package names."""
+        return self.cuda_short.replace(".", "_")
+
+
+@dataclass(frozen=True, kw_only=True)
 class VariantSet:
     """What one package builds on one branch; every entry keeps its catalog line."""
 
     cpu: tuple[tuple[str, int], ...] = ()
-    gpu: tuple[tuple[str, str, int], ...] = ()  # (sm, isa, line)
+    gpu: tuple[tuple[str, str, int], ...] = ()  # (sm, isa, line), for gpu_toolkits' toolkit
+    # The toolkit of each gpu entry (same order); None: the branch's one toolkit.
+    gpu_toolkits: tuple[str | None, ...] = ()
     darwin_mps: bool = False
     darwin_line: int = 0
     line: int = 0
@@ -101,9 +138,21 @@ class Branch:
     nixpkgs_rev: str
     nixpkgs_sha256: str | None
     cuda_packages: str
-    overlays: tuple[str, ...] = ()
+    overlays: tuple[str, ...] = ()  # applied to every pin of the branch
+    overlay_lines: tuple[int, ...] = ()
     variants: Mapping[str, VariantSet] = field(default_factory=dict)
+    # The CUDA toolkits; `cuda`, `cuda_packages`, `min_driver`, `nixpkgs_rev` above are the
+    # first one's (one-toolkit branches state them directly). `nixpkgs_rev` and
+    # `nixpkgs_sha256` are the branch pin, which CPU and Apple variants use.
+    toolkits: tuple[Toolkit, ...] = ()
+    sources: tuple[Source, ...] = ()
     line: int = 0
+
+    def toolkit(self, name: str | None) -> Toolkit:
+        """The named toolkit, or the branch's first for None."""
+        if name is None:
+            return self.toolkits[0]
+        return next(t for t in self.toolkits if t.name == name)
 
     @property
     def cuda_short(self) -> str:

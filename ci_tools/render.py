@@ -20,15 +20,6 @@ from ci_tools.variants import Variant, expand
 if TYPE_CHECKING:
     import jinja2
 
-# The shared library every branch renders into `<out>/lib/`, in a stable order.
-LIB_FILES: tuple[str, ...] = (
-    layout.NIXPKGS_LIB,
-    layout.builder_of_kind(Kind.GPU),
-    layout.builder_of_kind(Kind.CPU),
-    layout.builder_of_kind(Kind.DARWIN),
-    layout.DEPENDENT_BUILDER,
-)
-
 
 @dataclass(frozen=True, kw_only=True)
 class RenderedFile:
@@ -108,16 +99,43 @@ def render_template(env: jinja2.Environment, repo_path: str, context: Mapping[st
         raise InputError(f"{repo_path}: {exc.message}") from None
 
 
-def nixpkgs_args(variant: Variant) -> Mapping[str, object]:
-    """What the recipe passes to `lib/nixpkgs.nix`.
+def pin_context(catalog: Catalog, variant: Variant) -> dict[str, object]:
+    """What the recipe passes to `nix/nixpkgs.nix`: the pin, config and overlays of its toolkit.
 
     CUDA recipes set `cudaCapabilities` to their one SM, so every CUDA library in the closure
     (MAGMA first of all) is compiled for that SM only, as seed 000's per-SM MAGMA is.
     """
-    if variant.kind is Kind.GPU:
-        assert variant.gpu is not None
-        return {"cudaSupport": True, "cudaCapabilities": [variant.gpu.capability]}
-    return {"cudaSupport": False}
+    branch = variant.branch
+    rev, sha256 = variant.pin
+    toolkit = variant.toolkit
+    sources = [
+        (catalog.packages[s.package].attribute, s)
+        for s in branch.sources
+        if s.package in catalog.packages
+    ]
+    return {
+        "rev": rev,
+        "sha256": sha256,
+        "cuda_packages": toolkit.cuda_packages if toolkit is not None else None,
+        "capabilities": [variant.gpu.capability] if variant.gpu is not None else [],
+        "allow_broken": toolkit.allow_broken if toolkit is not None else False,
+        "sources": sources,
+        "overlays": list(branch.overlays) + (list(toolkit.overlays) if toolkit else []),
+    }
+
+
+def toolkit_comment(variant: Variant) -> str:
+    toolkit = variant.toolkit
+    rev = variant.pin[0]
+    if toolkit is None:
+        return f"Branch {variant.branch.name}'s nixpkgs {rev[:12]}, without CUDA."
+    broken = (
+        " allowBroken: nixpkgs marks torch broken for this CUDA." if toolkit.allow_broken else ""
+    )
+    return (
+        f"Toolkit {toolkit.name} of branch {variant.branch.name}: CUDA {toolkit.cuda} "
+        f"({toolkit.cuda_packages}) from nixpkgs {rev[:12]}.{broken}"
+    )
 
 
 def describe(variant: Variant) -> str:
@@ -135,50 +153,44 @@ def describe(variant: Variant) -> str:
     gpu = variant.gpu
     hardware = f": {', '.join(gpu.hardware)}" if gpu.hardware else ""
     return (
-        f"{version} for {gpu.name.upper()} ({gpu.family}{hardware}), CUDA {variant.branch.cuda}, "
+        f"{version} for {gpu.name.upper()} ({gpu.family}{hardware}), "
+        f"CUDA {variant.toolkit.cuda if variant.toolkit else variant.branch.cuda}, "
         f"{variant.isa.description}, {python}"
     )
 
 
-def recipe_context(catalog_file: str, variant: Variant) -> dict[str, object]:
+def recipe_context(catalog: Catalog, variant: Variant) -> dict[str, object]:
+    catalog_file = catalog.path.name
     return {
         "header": header(catalog_file, variant.branch.name),
         "catalog_file": catalog_file,
         "description": describe(variant),
         "v": variant,
-        "nixpkgs_args": nixpkgs_args(variant),
-        "builder": "./" + _relative(layout.builder_of(variant)),
+        "pin": pin_context(catalog, variant),
+        "toolkit_comment": toolkit_comment(variant),
+        "builder": layout.builder_of(variant).rsplit("/", 1)[-1],
     }
 
 
 def render_branch(
     catalog: Catalog, branch_name: str, env: jinja2.Environment
 ) -> tuple[RenderedFile, ...]:
-    """Every recipe of the branch, then its lib files; raises before anything is written."""
+    """Every recipe of the branch; raises before anything is written.
+
+    The shared Nix code (nix/builders, nix/nixpkgs.nix, nix/overlays) is not rendered: it is
+    the same for every branch, and flox's NEF would make a folder under .flox/pkgs/ a package
+    set. A recipe carries its toolkit's pin, config and overlay names as data.
+    """
     branch = catalog.branch(branch_name)
-    catalog_file = catalog.path.name
-    files = [
+    return tuple(
         RenderedFile(
             path=_relative(layout.recipe_path(variant.name)),
             text=render_template(
-                env, layout.template_of(variant), recipe_context(catalog_file, variant)
+                env, layout.template_of(variant), recipe_context(catalog, variant)
             ),
         )
         for variant in expand(catalog, branch.name)
-    ]
-    lib_context = {
-        "header": header(catalog_file, branch.name),
-        "catalog_file": catalog_file,
-        "branch": branch,
-    }
-    files.extend(
-        RenderedFile(
-            path=_relative(lib_file),
-            text=render_template(env, layout.lib_template(lib_file), lib_context),
-        )
-        for lib_file in LIB_FILES
     )
-    return tuple(files)
 
 
 def recipe_count(files: Sequence[RenderedFile]) -> int:
@@ -186,5 +198,5 @@ def recipe_count(files: Sequence[RenderedFile]) -> int:
 
 
 def _relative(repo_path: str) -> str:
-    """`.flox/pkgs/lib/x.nix` -> `lib/x.nix`: paths inside the output directory."""
+    """`.flox/pkgs/x.nix` -> `x.nix`: paths inside the output directory."""
     return repo_path.removeprefix(layout.PKGS_DIR + "/")

@@ -10,7 +10,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ci_tools import names
-from ci_tools.model import Branch, Catalog, Gpu, Isa, Kind, Package, Platform, version_key
+from ci_tools.model import (
+    Branch,
+    Catalog,
+    Gpu,
+    Isa,
+    Kind,
+    Package,
+    Platform,
+    Toolkit,
+    version_key,
+)
 from ci_tools.yamlsrc import Problems, did_you_mean
 
 
@@ -24,6 +34,14 @@ class Variant:
     gpu: Gpu | None
     isa: Isa | None
     line: int  # where the catalog declares it
+    toolkit: Toolkit | None = None  # the CUDA toolkit of a GPU variant
+
+    @property
+    def pin(self) -> tuple[str, str | None]:
+        """(rev, sha256) of the nixpkgs this variant evaluates against."""
+        if self.toolkit is not None:
+            return self.toolkit.nixpkgs_rev, self.toolkit.nixpkgs_sha256
+        return self.branch.nixpkgs_rev, self.branch.nixpkgs_sha256
 
     @property
     def platform(self) -> Platform:
@@ -61,7 +79,9 @@ class Variant:
     @property
     def cuda(self) -> str | None:
         """major.minor CUDA that torch.version.cuda must report; None for CPU and MPS."""
-        return self.branch.cuda_short if self.kind is Kind.GPU else None
+        if self.kind is not Kind.GPU:
+            return None
+        return self.toolkit.cuda_short if self.toolkit is not None else self.branch.cuda_short
 
     @property
     def cudnn(self) -> bool:
@@ -190,14 +210,20 @@ def _expand_branch(catalog: Catalog, branch: Branch, problems: Problems) -> list
                             line=line,
                         )
                     )
-            for sm, isa_name, line in variant_set.gpu:
-                gpu = _gpu(catalog, sm, line, branch, problems)
+            toolkit_names = variant_set.gpu_toolkits or (None,) * len(variant_set.gpu)
+            for (sm, isa_name, line), toolkit_name in zip(
+                variant_set.gpu, toolkit_names, strict=True
+            ):
+                toolkit = _toolkit(branch, toolkit_name, line, file, problems)
+                if toolkit is None:
+                    continue
+                gpu = _gpu(catalog, sm, line, branch, toolkit, problems)
                 isa = _isa(catalog, isa_name, line, branch, problems)
                 if gpu is None or isa is None or not _pairs(gpu, isa, line, branch, file, problems):
                     continue
                 add(
                     Variant(
-                        name=names.gpu_name(package_name, python, branch.cuda_tag, sm, isa_name),
+                        name=names.gpu_name(package_name, python, toolkit.cuda_tag, sm, isa_name),
                         package=package,
                         branch=branch,
                         python=python,
@@ -205,6 +231,7 @@ def _expand_branch(catalog: Catalog, branch: Branch, problems: Problems) -> list
                         gpu=gpu,
                         isa=isa,
                         line=line,
+                        toolkit=toolkit,
                     )
                 )
             if variant_set.darwin_mps:
@@ -245,7 +272,29 @@ def _isa(catalog: Catalog, name: str, line: int, branch: Branch, problems: Probl
     return isa
 
 
-def _gpu(catalog: Catalog, name: str, line: int, branch: Branch, problems: Problems) -> Gpu | None:
+def _toolkit(
+    branch: Branch, name: str | None, line: int, file: str, problems: Problems
+) -> Toolkit | None:
+    if not branch.toolkits:
+        return None
+    if name is None:
+        return branch.toolkits[0]
+    for toolkit in branch.toolkits:
+        if toolkit.name == name:
+            return toolkit
+    known = [t.name for t in branch.toolkits]
+    problems.add(
+        file,
+        line,
+        f'unknown toolkit "{name}" on branch {branch.name}{did_you_mean(name, set(known))}; '
+        f"known: {', '.join(known)}",
+    )
+    return None
+
+
+def _gpu(
+    catalog: Catalog, name: str, line: int, branch: Branch, toolkit: Toolkit, problems: Problems
+) -> Gpu | None:
     gpu = catalog.gpus.get(name)
     if gpu is None:
         problems.add(
@@ -255,15 +304,18 @@ def _gpu(catalog: Catalog, name: str, line: int, branch: Branch, problems: Probl
             f"known: {', '.join(catalog.gpus)}",
         )
         return None
-    if not gpu.supports_cuda(branch.cuda):
-        if gpu.min_cuda is not None and version_key(branch.cuda_short) < version_key(gpu.min_cuda):
+    if not gpu.supports_cuda(toolkit.cuda):
+        if gpu.min_cuda is not None and version_key(toolkit.cuda_short) < version_key(gpu.min_cuda):
             rule = f"needs CUDA >= {gpu.min_cuda}"
         else:
             rule = f"needs CUDA <= {gpu.max_cuda}"
+        where = f"branch {branch.name}" + (
+            f" toolkit {toolkit.name}" if len(branch.toolkits) > 1 else ""
+        )
         problems.add(
             catalog.display_name,
             line,
-            f"{name} {rule}, branch {branch.name} has {branch.cuda}",
+            f"{name} {rule}, {where} has {toolkit.cuda}",
         )
         return None
     return gpu

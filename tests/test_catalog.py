@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from ci_tools.errors import SourceError
 from ci_tools.model import Catalog, Kind
 from ci_tools.variants import expand
 
-from .conftest import REPO_ROOT
+from .conftest import REPO_ROOT, CliRunner
 
 SHIPPED = (REPO_ROOT / "catalog.yaml").read_text(encoding="utf-8")
 
@@ -121,8 +122,8 @@ def test_sm_above_branch_cuda_is_rejected_with_its_line() -> None:
 def test_sm61_on_cuda_13_is_rejected() -> None:
     text = _replace_once(
         SHIPPED,
-        "          sm110: [armv8_2, armv9]\n          sm120",
-        "          sm110: [armv8_2, armv9]\n          sm61: [avx2]\n          sm120",
+        "            sm110: [armv8_2, armv9]\n            sm120",
+        "            sm110: [armv8_2, armv9]\n            sm61: [avx2]\n            sm120",
     )
     line = _line_of(text, "sm61: [avx2]")
     assert _problems(text) == [
@@ -132,8 +133,8 @@ def test_sm61_on_cuda_13_is_rejected() -> None:
 
 def test_arm_only_sm_with_x86_isa_is_rejected() -> None:
     text = SHIPPED.replace(
-        "      torchvision:\n        gpu:\n          sm110: [armv8_2, armv9]",
-        "      torchvision:\n        gpu:\n          sm110: [armv8_2, avx2]",
+        "      torchvision:\n        gpu:\n          cuda13_0:\n            sm110: [armv8_2, armv9]",
+        "      torchvision:\n        gpu:\n          cuda13_0:\n            sm110: [armv8_2, avx2]",
     )
     problems = _problems(text)
     assert len(problems) == 1
@@ -154,19 +155,14 @@ def test_unknown_isa_and_sm_suggest_the_closest() -> None:
 
 def test_torchvision_without_pytorch_sibling_is_rejected() -> None:
     text = SHIPPED.replace(
-        "      torchvision:\n        gpu:\n          sm110: [armv8_2, armv9]\n          sm121",
-        "      torchvision:\n        cpu: [avx]\n        gpu:\n          sm110: [armv8_2, armv9]\n"
-        "          sm121",
+        "      torchvision:\n        gpu:\n          cuda13_0:\n            sm110:",
+        "      torchvision:\n        cpu: [avx]\n        gpu:\n          cuda13_0:\n            sm110:",
     )
     text = text.replace(
         "        cpu: [avx, avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
-        "        gpu:\n          sm75: *six_isas\n          sm80: *six_isas\n          sm86: *six_isas\n"
-        "          sm89: *six_isas\n          sm90: *six_isas\n          sm100: *six_isas\n"
-        "          sm103: *six_isas\n          sm110",
+        "        gpu:\n          cuda13_0:\n",
         "        cpu: [avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
-        "        gpu:\n          sm75: *six_isas\n          sm80: *six_isas\n          sm86: *six_isas\n"
-        "          sm89: *six_isas\n          sm90: *six_isas\n          sm100: *six_isas\n"
-        "          sm103: *six_isas\n          sm110",
+        "        gpu:\n          cuda13_0:\n",
     )
     problems = _problems(text)
     assert len(problems) == 1
@@ -183,12 +179,12 @@ def test_duplicate_names_are_rejected() -> None:
 
 
 def test_unknown_key_suggests_the_right_one() -> None:
-    text = _replace_once(SHIPPED, "    min_driver: 570", "    min_drivr: 570")
+    text = _replace_once(SHIPPED, "        min_driver: 570", "        min_drivr: 570")
     line = _line_of(text, "min_drivr")
     problems = _problems(text)
     assert any(
         p.startswith(
-            f'catalog.yaml:{line}: unknown key "min_drivr" in branch cuda-13_0 '
+            f'catalog.yaml:{line}: unknown key "min_drivr" in toolkit cuda-13_0.toolkits.cuda13_0 '
             '(did you mean "min_driver"?)'
         )
         for p in problems
@@ -226,7 +222,7 @@ def test_bad_nixpkgs_rev_is_rejected() -> None:
 
 def test_all_problems_of_a_stage_are_reported_together() -> None:
     text = _replace_once(SHIPPED, "    level: 1\n", "    levle: 1\n")
-    text = _replace_once(text, "    min_driver: 570", "    min_drivr: 570")
+    text = _replace_once(text, "        min_driver: 570", "        min_drivr: 570")
     problems = _problems(text)
     assert len(problems) == 2
     assert 'unknown key "levle" in ISA avx (did you mean "level"?)' in problems[0]
@@ -268,3 +264,186 @@ def test_more_pythons_and_branches_need_no_code(tmp_path: Path) -> None:
     assert [v.name for v in expand(catalog, "cuda-12_6")] == [
         "pytorch-python311-cuda12_6-sm90-avx2"
     ]
+
+
+# --- toolkits, sources and overlays ----------------------------------------------------
+
+UPSTREAM = REPO_ROOT / "tests" / "data" / "upstream" / "pytorch-2.10-python313.yaml"
+UPSTREAM_TEXT = UPSTREAM.read_text(encoding="utf-8")
+
+
+def _repo_with(tmp_path: Path, text: str) -> Path:
+    """A build repository holding `text` as its catalog and the shipped nix/overlays/."""
+    (tmp_path / "nix").mkdir()
+    shutil.copytree(REPO_ROOT / "nix" / "overlays", tmp_path / "nix" / "overlays")
+    path = tmp_path / "catalog.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _load_problems(path: Path) -> list[str]:
+    with pytest.raises(SourceError) as info:
+        load_catalog(path, "catalog.yaml")
+    return [str(p) for p in info.value.problems]
+
+
+def test_cuda_13_0_branch_declares_its_fixes(catalog: Catalog) -> None:
+    branch = catalog.branch("cuda-13_0")
+    (toolkit,) = branch.toolkits
+    assert (toolkit.name, toolkit.cuda, toolkit.cuda_packages) == (
+        "cuda13_0",
+        "13.0",
+        "cudaPackages_13_0",
+    )
+    assert toolkit.allow_broken
+    assert toolkit.overlays == (
+        "magma-cuda13-clockrate",
+        "torch-cccl-include-shim",
+        "torch-findcudatoolkit-stub",
+    )
+    (source,) = branch.sources
+    assert (source.package, source.version) == ("pytorch", "2.10.0")
+    # The one-toolkit branches keep their attributes.
+    main = catalog.branch("main")
+    assert (main.cuda, main.cuda_packages, main.toolkits[0].name) == (
+        "12.8",
+        "cudaPackages_12_8",
+        "cuda12_8",
+    )
+    assert not main.toolkits[0].allow_broken and main.sources == ()
+
+
+def test_upstream_catalog_has_four_toolkits_on_three_pins() -> None:
+    catalog = load_catalog(UPSTREAM)
+    branch = catalog.branch("pytorch-2.10-python313")
+    assert [(t.name, t.cuda_packages, t.nixpkgs_rev[:7]) for t in branch.toolkits] == [
+        ("cuda12_8", "cudaPackages_12_8", "0182a36"),
+        ("cuda12_9", "cudaPackages_12_9", "0182a36"),
+        ("cuda13_0", "cudaPackages_13", "6a030d5"),
+        ("cuda13_1", "cudaPackages_13_1", "2017d6d"),
+    ]
+    variants = expand(catalog, "pytorch-2.10-python313")
+    by_toolkit = Counter(v.toolkit.name if v.toolkit else v.kind.value for v in variants)
+    assert by_toolkit == {
+        "cuda12_8": 51,
+        "cuda12_9": 58,
+        "cuda13_0": 60,
+        "cuda13_1": 60,
+        "cpu": 7,
+        "darwin": 1,
+    }
+
+
+def test_unknown_overlay_is_rejected_with_its_line(tmp_path: Path) -> None:
+    text = _replace_once(
+        SHIPPED, "overlays: [magma-cuda13-clockrate,", "overlays: [magma-cuda13-clockrat,"
+    )
+    problems = _load_problems(_repo_with(tmp_path, text))
+    line = _line_of(text, "magma-cuda13-clockrat,")
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        f'catalog.yaml:{line}: unknown overlay "magma-cuda13-clockrat": no nix/overlays/'
+        'magma-cuda13-clockrat.nix (did you mean "magma-cuda13-clockrate"?)'
+    )
+
+
+@pytest.mark.skipif(shutil.which("nix-instantiate") is None, reason="nix-instantiate not found")
+def test_overlay_that_does_not_parse_is_rejected_at_the_catalog_line(tmp_path: Path) -> None:
+    path = _repo_with(tmp_path, SHIPPED)
+    (tmp_path / "nix" / "overlays" / "torch-cccl-include-shim.nix").write_text(
+        "final: prev: { torch = ; }\n", encoding="utf-8"
+    )
+    problems = _load_problems(path)
+    line = _line_of(SHIPPED, "overlays: [magma-cuda13-clockrate,")
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        f"catalog.yaml:{line}: overlay torch-cccl-include-shim "
+        "(nix/overlays/torch-cccl-include-shim.nix) does not parse: "
+    )
+    assert "syntax error" in problems[0]
+
+
+def test_shipped_overlays_parse(tmp_path: Path) -> None:
+    load_catalog(_repo_with(tmp_path, SHIPPED))
+
+
+def test_source_override_without_hash_is_rejected() -> None:
+    text = _replace_once(
+        SHIPPED,
+        'pytorch: {version: "2.10.0", hash: "sha256-RKiZLHBCneMtZKRgTEuW1K7+Jpi+tx11BMXuS1jC1xQ="}',
+        'pytorch: {version: "2.10.0"}',
+    )
+    line = _line_of(text, 'pytorch: {version: "2.10.0"}')
+    problems = _problems(text)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"catalog.yaml:{line}: ") and '"hash"' in problems[0]
+
+
+def test_source_override_with_a_malformed_hash_or_other_version_is_rejected() -> None:
+    text = _replace_once(SHIPPED, 'hash: "sha256-RKiZ', 'hash: "sha256-RK')
+    assert any(
+        "cuda-13_0.sources.pytorch.hash must be the source's SRI hash" in p for p in _problems(text)
+    )
+    text = _replace_once(
+        SHIPPED, 'pytorch: {version: "2.10.0", hash', 'pytorch: {version: "2.10.1", hash'
+    )
+    assert any(
+        "cuda-13_0.sources.pytorch.version 2.10.1 differs from cuda-13_0.versions.pytorch 2.10.0"
+        in p
+        for p in _problems(text)
+    )
+
+
+def test_two_toolkits_with_the_same_cuda_are_rejected() -> None:
+    text = _replace_once(
+        UPSTREAM_TEXT,
+        '      cuda12_9:\n        cuda: "12.9"',
+        '      cuda12_9:\n        cuda: "12.8.1"',
+    )
+    problems = _problems(text)
+    assert any("its CUDA 12.8.1 is cuda12_8, not cuda12_9" in p for p in problems)
+    twin = _replace_once(
+        UPSTREAM_TEXT,
+        '      cuda12_9:\n        cuda: "12.9"',
+        '      cuda12_8b:\n        cuda: "12.8"',
+    )
+    assert any('"cuda12_8b" is not a toolkit name' in p for p in _problems(twin))
+    # The name pattern cannot tell cuda12_8 twice apart in YAML; the rule on CUDA versions
+    # catches a toolkit named for one CUDA and stating another's.
+    same = _replace_once(
+        UPSTREAM_TEXT,
+        '      cuda13_1:\n        cuda: "13.1"',
+        '      cuda13_1:\n        cuda: "13.0"',
+    )
+    assert any("cuda13_1: its CUDA 13.0 is cuda13_0" in p for p in _problems(same))
+
+
+def test_sm_a_toolkit_cannot_compile_is_rejected_with_its_line() -> None:
+    text = _replace_once(
+        UPSTREAM_TEXT,
+        "          cuda12_8:\n            sm61: [avx, avx2]\n",
+        "          cuda12_8:\n            sm61: [avx, avx2]\n            sm103: [avx2]\n",
+    )
+    line = _line_of(text, "sm103: [avx2]")
+    assert _problems(text) == [
+        f"catalog.yaml:{line}: sm103 needs CUDA >= 12.9, branch pytorch-2.10-python313 "
+        "toolkit cuda12_8 has 12.8"
+    ]
+
+
+def test_unknown_toolkit_in_variants_is_rejected() -> None:
+    text = _replace_once(
+        UPSTREAM_TEXT, "          cuda13_1: *cuda13", "          cuda13_2: *cuda13"
+    )
+    problems = _problems(text)
+    assert any('unknown toolkit "cuda13_2" on branch pytorch-2.10-python313' in p for p in problems)
+
+
+def test_bad_catalog_is_exit_2_and_writes_nothing(run_cli: CliRunner, tmp_path: Path) -> None:
+    text = _replace_once(SHIPPED, "overlays: [magma-cuda13-clockrate,", "overlays: [nope,")
+    _repo_with(tmp_path, text)
+    shutil.copytree(REPO_ROOT / "templates", tmp_path / "templates")
+    result = run_cli("generate", "--branch", "cuda-13_0", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "catalog.yaml:" in result.stderr and 'unknown overlay "nope"' in result.stderr
+    assert not (tmp_path / ".flox").exists()

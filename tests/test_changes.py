@@ -222,7 +222,7 @@ def test_branch_pin_schedules_every_variant_of_that_branch(
 
 def test_another_branchs_pin_schedules_nothing_here(repo: Path) -> None:
     change = edit_catalog(
-        "cuda_packages: cudaPackages_13_0", "cuda_packages: cudaPackages_13_0\n    overlays: [x]"
+        "overlays: [magma-cuda13-clockrate,", "overlays: [x, magma-cuda13-clockrate,"
     )
     assert changed_since_base(repo, change).names == frozenset()
 

@@ -20,6 +20,7 @@ def repo(tmp_path: Path, repo_root: Path) -> Path:
     shutil.copy(repo_root / "catalog.yaml", copy)
     shutil.copy(repo_root / "README.md", copy)
     shutil.copytree(repo_root / "templates", copy / "templates")
+    shutil.copytree(repo_root / "nix", copy / "nix")
     shutil.copytree(repo_root / ".flox" / "pkgs", copy / ".flox" / "pkgs")
     return copy
 
@@ -47,14 +48,10 @@ def test_counts_per_branch(
     assert sum(n.startswith("pytorch-") for n in names) == pytorch
     assert sum(n.startswith("torchvision-") for n in names) == torchvision
     assert len(names) == pytorch + torchvision
-    assert sorted(p.name for p in (out / "lib").iterdir()) == [
-        "nixpkgs.nix",
-        "torch-cpu.nix",
-        "torch-cuda.nix",
-        "torch-darwin.nix",
-        "torch-dependent.nix",
-    ]
-    assert f"branch {branch}: {pytorch + torchvision} recipes and 5 lib files" in result.stdout
+    # Recipes only: shared Nix lives in nix/, since every folder under .flox/pkgs/ would be a
+    # flox package set.
+    assert [p.name for p in out.iterdir() if p.is_dir()] == []
+    assert f"branch {branch}: {pytorch + torchvision} recipes and 0 lib files" in result.stdout
     # A run into another directory leaves the repository's README alone.
     assert (repo_root / "README.md").read_text(encoding="utf-8") == readme
     again = run_cli("generate", "--branch", branch, "--out", str(out), "--check")
@@ -92,6 +89,8 @@ def test_check_names_missing_and_extra_and_generate_prunes(run_cli: CliRunner, r
     (pkgs / "pytorch-python313-cpu-avx2.nix").unlink()
     header = (pkgs / "pytorch-python313-cpu-avx512.nix").read_text(encoding="utf-8")
     (pkgs / "pytorch-python313-cuda12_8-sm75-avx2.nix").write_text(header, encoding="utf-8")
+    # A generated builder left under .flox/pkgs/lib/ by the old layout is pruned.
+    (pkgs / "lib").mkdir(exist_ok=True)
     (pkgs / "lib" / "old-builder.nix").write_text(header, encoding="utf-8")
     (pkgs / "hand-written.nix").write_text(HAND_WRITTEN, encoding="utf-8")
 
@@ -148,12 +147,14 @@ def test_broken_catalog_names_file_and_line_and_writes_nothing(
 
 
 def test_broken_template_writes_nothing(run_cli: CliRunner, repo: Path) -> None:
-    (repo / "templates/lib/torch-cuda.nix.j2").write_text("{% endif %}\n", encoding="utf-8")
+    (repo / "templates/pkgs/torch-cuda-variant.nix.j2").write_text(
+        "{% endif %}\n", encoding="utf-8"
+    )
     (repo / ".flox/pkgs/pytorch-python313-cpu-avx2.nix").unlink()
     before = _snapshot(repo)
     result = run_cli("generate", cwd=repo)
     assert result.returncode == 2
-    assert "templates/lib/torch-cuda.nix.j2:1:" in result.stderr
+    assert "templates/pkgs/torch-cuda-variant.nix.j2:1:" in result.stderr
     assert _snapshot(repo) == before
 
 

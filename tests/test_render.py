@@ -20,19 +20,16 @@ from ci_tools.variants import expand, find
 
 GOLDEN = Path(__file__).parent / "golden" / "render"
 
-# One recipe of each kind, and the lib files, by (branch, path in the output directory).
+# One recipe of each kind, by (branch, path in the output directory).
 REPRESENTATIVES = (
     ("main", "pytorch-python313-cuda12_8-sm90-avx512.nix"),
     ("cuda-13_0", "pytorch-python313-cuda13_0-sm121-armv9.nix"),
+    ("cuda-13_0", "pytorch-python313-cpu-avx512.nix"),
+    ("cuda-13_0", "torchvision-python313-cuda13_0-sm110-armv9.nix"),
     ("main", "pytorch-python313-cuda12_8-sm61-avx.nix"),
     ("main", "pytorch-python313-cpu-avx2.nix"),
     ("main", "pytorch-python313-darwin-mps.nix"),
     ("main", "torchvision-python313-cuda12_8-sm90-avx512.nix"),
-    ("main", "lib/nixpkgs.nix"),
-    ("main", "lib/torch-cuda.nix"),
-    ("main", "lib/torch-cpu.nix"),
-    ("main", "lib/torch-darwin.nix"),
-    ("main", "lib/torch-dependent.nix"),
 )
 
 
@@ -62,15 +59,9 @@ def test_golden(branches: dict[str, dict[str, str]], branch: str, path: str) -> 
 )
 def test_counts(branches: dict[str, dict[str, str]], branch: str, recipes: int) -> None:
     paths = set(branches[branch])
-    lib = {p for p in paths if p.startswith("lib/")}
-    assert len(paths - lib) == recipes
-    assert lib == {
-        "lib/nixpkgs.nix",
-        "lib/torch-cuda.nix",
-        "lib/torch-cpu.nix",
-        "lib/torch-darwin.nix",
-        "lib/torch-dependent.nix",
-    }
+    assert len(paths) == recipes
+    # Nothing in a folder: flox (NEF) would make a folder under .flox/pkgs a package set.
+    assert all("/" not in p for p in paths)
 
 
 def test_every_file_starts_with_the_header(branches: dict[str, dict[str, str]]) -> None:
@@ -102,17 +93,42 @@ def test_dependent_imports_its_sibling(
         for variant in expand(catalog, branch):
             text = branches[branch][f"{variant.name}.nix"]
             if variant.requires is not None:
-                assert f"torch = import ./{variant.requires}.nix {{ inherit pinnedPkgs; }};" in text
+                assert (
+                    f"torch = import ./{variant.requires}.nix {{ inherit fetchPinnedNixpkgs; }};"
+                    in text
+                )
                 assert f"{variant.requires}.nix" in branches[branch]
             # Only the builder reads the package set: no recipe declares a torch of its own.
             assert ".torch" not in text
 
 
-def test_branch_pin_reaches_lib(catalog: Catalog, branches: dict[str, dict[str, str]]) -> None:
-    for name, branch in catalog.branches.items():
-        text = branches[name]["lib/nixpkgs.nix"]
-        assert f"archive/{branch.nixpkgs_rev}.tar.gz" in text
-        assert f"cudaPackages = final.{branch.cuda_packages};" in text
+def test_every_recipe_has_one_argument_the_nixpkgs_door(
+    branches: dict[str, dict[str, str]],
+) -> None:
+    for files in branches.values():
+        for path, text in files.items():
+            heads = [line for line in text.splitlines() if line.startswith("{ ")]
+            assert heads == ["{ fetchPinnedNixpkgs ? import ../../nix/fetch-nixpkgs.nix }:"], path
+
+
+def test_toolkit_pin_reaches_the_recipe(
+    catalog: Catalog, branches: dict[str, dict[str, str]]
+) -> None:
+    for name in catalog.branches:
+        for variant in expand(catalog, name):
+            text = branches[name][f"{variant.name}.nix"]
+            rev, _ = variant.pin
+            assert f'rev = "{rev}";' in text
+            if variant.toolkit is not None:
+                assert f'cudaPackages = "{variant.toolkit.cuda_packages}";' in text
+                assert ("allowBroken = true;" in text) == variant.toolkit.allow_broken
+                for overlay in variant.toolkit.overlays:
+                    assert f'"{overlay}"' in text
+            else:
+                assert "cudaPackages =" not in text and "allowBroken" not in text
+            for source in variant.branch.sources:
+                assert f'version = "{source.version}";' in text
+                assert f'hash = "{source.hash}";' in text
 
 
 def test_describe(catalog: Catalog) -> None:
@@ -163,9 +179,11 @@ def test_broken_template_names_file_and_line(
 ) -> None:
     templates = tmp_path / "templates"
     subprocess.run(["cp", "-r", str(repo_root / "templates"), str(tmp_path)], check=True)
-    (templates / "lib" / "torch-cpu.nix.j2").write_text("line one\n{% if %}\n", encoding="utf-8")
+    (templates / "pkgs" / "torch-cpu-variant.nix.j2").write_text(
+        "line one\n{% if %}\n", encoding="utf-8"
+    )
     env = render.environment(templates)
-    with pytest.raises(InputError, match=r"templates/lib/torch-cpu\.nix\.j2:2: "):
+    with pytest.raises(InputError, match=r"templates/pkgs/torch-cpu-variant\.nix\.j2:2: "):
         render.render_branch(catalog, "main", env)
 
 
@@ -173,11 +191,11 @@ def test_undefined_template_variable_is_an_error(
     tmp_path: Path, catalog: Catalog, repo_root: Path
 ) -> None:
     subprocess.run(["cp", "-r", str(repo_root / "templates"), str(tmp_path)], check=True)
-    (tmp_path / "templates" / "lib" / "torch-cpu.nix.j2").write_text(
+    (tmp_path / "templates" / "pkgs" / "torch-cpu-variant.nix.j2").write_text(
         "{{ nope }}\n", encoding="utf-8"
     )
     env = render.environment(tmp_path / "templates")
-    with pytest.raises(InputError, match=r"torch-cpu\.nix\.j2: 'nope' is undefined"):
+    with pytest.raises(InputError, match=r"torch-cpu-variant\.nix\.j2: 'nope' is undefined"):
         render.render_branch(catalog, "main", env)
 
 

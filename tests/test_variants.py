@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from ci_tools.catalog import load_catalog
 from ci_tools.errors import InputError
 from ci_tools.model import Catalog, Kind, Platform
 from ci_tools.variants import expand, find, stacks
+
+from .conftest import REPO_ROOT, CliRunner
 
 
 def test_gpu_variant_facts(catalog: Catalog) -> None:
@@ -57,3 +63,34 @@ def test_unknown_variant_offers_closest(catalog: Catalog) -> None:
 def test_unknown_branch_lists_known(catalog: Catalog) -> None:
     with pytest.raises(InputError, match="has main, cuda-12_9, cuda-13_0"):
         expand(catalog, "cuda-99")
+
+
+UPSTREAM = REPO_ROOT / "tests" / "data" / "upstream" / "pytorch-2.10-python313.yaml"
+
+
+def test_variants_know_their_toolkit_and_pin() -> None:
+    catalog = load_catalog(UPSTREAM)
+    variants = {v.name: v for v in expand(catalog, "pytorch-2.10-python313")}
+    v131 = variants["pytorch-python313-cuda13_1-sm121-armv9"]
+    assert v131.toolkit is not None and v131.toolkit.name == "cuda13_1"
+    assert (v131.cuda, v131.pin[0][:7]) == ("13.1", "2017d6d")
+    cpu = variants["pytorch-python313-cpu-avx"]
+    assert (cpu.toolkit, cpu.cuda, cpu.pin[0][:7]) == (None, None, "6a030d5")
+
+
+def test_upstream_catalog_shards_into_one_of_256(run_cli: CliRunner, tmp_path: Path) -> None:
+    output = tmp_path / "github-output"
+    args = ("matrix", "--catalog", str(UPSTREAM), "--branch", "pytorch-2.10-python313")
+    result = run_cli(
+        *args, "--github-output", "--max-shards", "1", env={"GITHUB_OUTPUT": str(output)}
+    )
+    assert result.returncode == 0, result.stderr
+    values = dict(line.split("=", 1) for line in output.read_text(encoding="utf-8").splitlines())
+    assert (values["count"], values["shards"]) == ("237", "1")
+    entries = json.loads(values["matrix-0"])["include"]
+    packages = sorted(p for e in entries for p in e["packages"])
+    wanted = (UPSTREAM.with_suffix(".names")).read_text(encoding="utf-8").split()
+    assert packages == sorted(n.removesuffix(".nix") for n in wanted)
+    # Short entry names stay unique across the four toolkits (the CUDA tag tells them apart).
+    assert len({e["name"] for e in entries}) == 237
+    assert "py313-cuda13_1-sm90-avx512" in {e["name"] for e in entries}

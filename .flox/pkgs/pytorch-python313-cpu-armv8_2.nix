@@ -2,11 +2,19 @@
 #
 # pytorch-python313-cpu-armv8_2: pytorch 2.8.0, CPU only, ARMv8.2-A with FP16 and dot product, Python 3.13.
 #
-# `pinnedPkgs`, not `pkgs`: flox fills arguments named like nixpkgs attributes from its own
-# nixpkgs, which would bypass the branch's pin. Tests pass a mock nixpkgs here.
-{ pinnedPkgs ? import ./lib/nixpkgs.nix { cudaSupport = false; } }:
+# The one argument is the nixpkgs door: no nixpkgs attribute has its name, so flox leaves the
+# default (the real fetch of the pin below); tests pass the nixpkgs double.
+{ fetchPinnedNixpkgs ? import ../../nix/fetch-nixpkgs.nix }:
 
-import ./lib/torch-cpu.nix {
+let
+  # Branch main's nixpkgs fe5e41d7ffc0, without CUDA.
+  pinnedPkgs = import ../../nix/nixpkgs.nix {
+    inherit fetchPinnedNixpkgs;
+    rev = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
+    sha256 = null;
+  };
+in
+import ../../nix/builders/torch-cpu.nix {
   pkgs = pinnedPkgs;
   pname = "pytorch-python313-cpu-armv8_2";
   pythonPackages = "python313Packages";

@@ -2,11 +2,21 @@
 #
 # pytorch-python313-cuda12_8-sm89-avx512vnni: pytorch 2.8.0 for SM89 (Ada Lovelace: RTX 4090, RTX 4080, L4, L40, L40S), CUDA 12.8, AVX-512 with VNNI, Python 3.13.
 #
-# `pinnedPkgs`, not `pkgs`: flox fills arguments named like nixpkgs attributes from its own
-# nixpkgs, which would bypass the branch's pin. Tests pass a mock nixpkgs here.
-{ pinnedPkgs ? import ./lib/nixpkgs.nix { cudaSupport = true; cudaCapabilities = [ "8.9" ]; } }:
+# The one argument is the nixpkgs door: no nixpkgs attribute has its name, so flox leaves the
+# default (the real fetch of the pin below); tests pass the nixpkgs double.
+{ fetchPinnedNixpkgs ? import ../../nix/fetch-nixpkgs.nix }:
 
-import ./lib/torch-cuda.nix {
+let
+  # Toolkit cuda12_8 of branch main: CUDA 12.8 (cudaPackages_12_8) from nixpkgs fe5e41d7ffc0.
+  pinnedPkgs = import ../../nix/nixpkgs.nix {
+    inherit fetchPinnedNixpkgs;
+    rev = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
+    sha256 = null;
+    cudaPackages = "cudaPackages_12_8";
+    cudaCapabilities = [ "8.9" ];
+  };
+in
+import ../../nix/builders/torch-cuda.nix {
   pkgs = pinnedPkgs;
   pname = "pytorch-python313-cuda12_8-sm89-avx512vnni";
   pythonPackages = "python313Packages";

@@ -2,18 +2,26 @@
 #
 # torchvision-python313-cpu-avx512vnni: torchvision 0.23.0 built against pytorch-python313-cpu-avx512vnni, Python 3.13.
 #
-# `pinnedPkgs`, not `pkgs`: flox fills arguments named like nixpkgs attributes from its own
-# nixpkgs, which would bypass the branch's pin. Tests pass a mock nixpkgs here.
-{ pinnedPkgs ? import ./lib/nixpkgs.nix { cudaSupport = false; } }:
+# The one argument is the nixpkgs door: no nixpkgs attribute has its name, so flox leaves the
+# default (the real fetch of the pin below); tests pass the nixpkgs double.
+{ fetchPinnedNixpkgs ? import ../../nix/fetch-nixpkgs.nix }:
 
-import ./lib/torch-dependent.nix {
+let
+  # Branch main's nixpkgs fe5e41d7ffc0, without CUDA.
+  pinnedPkgs = import ../../nix/nixpkgs.nix {
+    inherit fetchPinnedNixpkgs;
+    rev = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
+    sha256 = null;
+  };
+in
+import ../../nix/builders/torch-dependent.nix {
   pkgs = pinnedPkgs;
   pname = "torchvision-python313-cpu-avx512vnni";
   pythonPackages = "python313Packages";
   attribute = "torchvision";
   description = "torchvision 0.23.0 built against pytorch-python313-cpu-avx512vnni, Python 3.13";
-  # The sibling recipe itself, with the same nixpkgs: one torch derivation for both packages.
-  torch = import ./pytorch-python313-cpu-avx512vnni.nix { inherit pinnedPkgs; };
+  # The sibling recipe itself, through the same door: one torch derivation for both packages.
+  torch = import ./pytorch-python313-cpu-avx512vnni.nix { inherit fetchPinnedNixpkgs; };
   isa = {
     name = "avx512vnni";
     flags = [ "-mavx512f" "-mavx512dq" "-mavx512vl" "-mavx512bw" "-mavx512vnni" "-mfma" ];

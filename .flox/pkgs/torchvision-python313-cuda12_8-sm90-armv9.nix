@@ -2,18 +2,33 @@
 #
 # torchvision-python313-cuda12_8-sm90-armv9: torchvision 0.23.0 built against pytorch-python313-cuda12_8-sm90-armv9, Python 3.13.
 #
-# `pinnedPkgs`, not `pkgs`: flox fills arguments named like nixpkgs attributes from its own
-# nixpkgs, which would bypass the branch's pin. Tests pass a mock nixpkgs here.
-{ pinnedPkgs ? import ./lib/nixpkgs.nix { cudaSupport = true; cudaCapabilities = [ "9.0" ]; } }:
+# The one argument is the nixpkgs door: no nixpkgs attribute has its name, so flox leaves the
+# default (the real fetch of the pin below); tests pass the nixpkgs double.
+{ fetchPinnedNixpkgs ? import ../../nix/fetch-nixpkgs.nix }:
 
-import ./lib/torch-dependent.nix {
+let
+  # Toolkit cuda12_8 of branch main: CUDA 12.8 (cudaPackages_12_8) from nixpkgs fe5e41d7ffc0.
+  pinnedPkgs = import ../../nix/nixpkgs.nix {
+    inherit fetchPinnedNixpkgs;
+    rev = "fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3";
+    sha256 = null;
+    cudaPackages = "cudaPackages_12_8";
+    cudaCapabilities = [ "9.0" ];
+  };
+in
+import ../../nix/builders/torch-dependent.nix {
   pkgs = pinnedPkgs;
   pname = "torchvision-python313-cuda12_8-sm90-armv9";
   pythonPackages = "python313Packages";
   attribute = "torchvision";
   description = "torchvision 0.23.0 built against pytorch-python313-cuda12_8-sm90-armv9, Python 3.13";
-  # The sibling recipe itself, with the same nixpkgs: one torch derivation for both packages.
-  torch = import ./pytorch-python313-cuda12_8-sm90-armv9.nix { inherit pinnedPkgs; };
+  # The sibling recipe itself, through the same door: one torch derivation for both packages.
+  torch = import ./pytorch-python313-cuda12_8-sm90-armv9.nix { inherit fetchPinnedNixpkgs; };
+  gpu = {
+    name = "sm90";
+    capability = "9.0";
+    cudnn = true;
+  };
   isa = {
     name = "armv9";
     flags = [ "-march=armv9-a+sve+sve2" ];

@@ -2,11 +2,29 @@
 #
 # pytorch-python313-cuda13_0-sm121-armv9: pytorch 2.10.0 for SM121 (Blackwell: DGX Spark), CUDA 13.0, ARMv9-A with SVE2, Python 3.13.
 #
-# `pinnedPkgs`, not `pkgs`: flox fills arguments named like nixpkgs attributes from its own
-# nixpkgs, which would bypass the branch's pin. Tests pass a mock nixpkgs here.
-{ pinnedPkgs ? import ./lib/nixpkgs.nix { cudaSupport = true; cudaCapabilities = [ "12.1" ]; } }:
+# The one argument is the nixpkgs door: no nixpkgs attribute has its name, so flox leaves the
+# default (the real fetch of the pin below); tests pass the nixpkgs double.
+{ fetchPinnedNixpkgs ? import ../../nix/fetch-nixpkgs.nix }:
 
-import ./lib/torch-cuda.nix {
+let
+  # Toolkit cuda13_0 of branch cuda-13_0: CUDA 13.0 (cudaPackages_13_0) from nixpkgs 6a030d535719. allowBroken: nixpkgs marks torch broken for this CUDA.
+  pinnedPkgs = import ../../nix/nixpkgs.nix {
+    inherit fetchPinnedNixpkgs;
+    rev = "6a030d535719c5190187c4cec156f335e95e3211";
+    sha256 = null;
+    cudaPackages = "cudaPackages_13_0";
+    cudaCapabilities = [ "12.1" ];
+    allowBroken = true;
+    sources = {
+      torch = {
+        version = "2.10.0";
+        hash = "sha256-RKiZLHBCneMtZKRgTEuW1K7+Jpi+tx11BMXuS1jC1xQ=";
+      };
+    };
+    overlays = [ "magma-cuda13-clockrate" "torch-cccl-include-shim" "torch-findcudatoolkit-stub" ];
+  };
+in
+import ../../nix/builders/torch-cuda.nix {
   pkgs = pinnedPkgs;
   pname = "pytorch-python313-cuda13_0-sm121-armv9";
   pythonPackages = "python313Packages";

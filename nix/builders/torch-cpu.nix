@@ -1,0 +1,44 @@
+# The parametric builder of every CPU-only PyTorch variant: no CUDA, nixpkgs' BLAS (OpenBLAS),
+# oneDNN (MKLDNN) unless the ISA cannot carry it.
+{
+  pkgs, # the branch's pinned nixpkgs (../nixpkgs.nix)
+  pname,
+  pythonPackages,
+  attribute,
+  isa, # { name = "avx2"; flags = [ ... ]; disables = [ ... ]; platform = "x86_64-linux"; }
+  description,
+  maxJobs ? 32,
+}:
+
+let
+  inherit (pkgs) lib;
+  sh = import ./common.nix lib;
+in
+(pkgs.${pythonPackages}.${attribute}.override {
+  cudaSupport = false;
+  mklDnnSupport = !(lib.elem "MKLDNN" isa.disables);
+}).overrideAttrs
+  (old: {
+    inherit pname;
+
+    passthru = (old.passthru or { }) // {
+      gpuArch = null;
+      cpuISA = isa.name;
+    };
+
+    preConfigure =
+      (old.preConfigure or "")
+      + ''
+        export USE_CUDA=0
+        export BLAS=OpenBLAS
+      ''
+      + sh.cpuFlags isa.flags
+      + sh.disable isa.disables;
+
+    preBuild = old.preBuild + sh.maxJobsCap maxJobs;
+
+    meta = (old.meta or { }) // {
+      inherit description;
+      platforms = [ isa.platform ];
+    };
+  })

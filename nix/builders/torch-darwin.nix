@@ -1,0 +1,34 @@
+# The Apple Silicon PyTorch: nixpkgs' darwin torch, which builds the MPS (Metal) backend
+# (USE_MPS follows the host platform), with Accelerate's vecLib for BLAS.
+{
+  pkgs, # the branch's pinned nixpkgs (../nixpkgs.nix)
+  pname,
+  pythonPackages,
+  attribute,
+  description,
+  maxJobs ? 32,
+}:
+
+let
+  inherit (pkgs) lib;
+  sh = import ./common.nix lib;
+in
+pkgs.${pythonPackages}.${attribute}.overrideAttrs (old: {
+  inherit pname;
+
+  passthru = (old.passthru or { }) // {
+    gpuArch = "mps";
+    cpuISA = null;
+  };
+
+  preConfigure = (old.preConfigure or "") + ''
+    export BLAS=vecLib
+  '';
+
+  preBuild = old.preBuild + sh.maxJobsCap maxJobs;
+
+  meta = (old.meta or { }) // {
+    inherit description;
+    platforms = [ "aarch64-darwin" ];
+  };
+})
