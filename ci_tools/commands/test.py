@@ -10,7 +10,8 @@ from ci_tools import hostcpu, variants
 from ci_tools.commands import _results
 from ci_tools.commands._common import add_catalog_option, default_branch, load
 from ci_tools.errors import EXIT_FAILED, EXIT_OK
-from ci_tools.results import Check, Status, TestOutcome, test_status
+from ci_tools.report import format_bytes
+from ci_tools.results import Check, Figures, Status, TestOutcome, test_status
 from ci_tools.smoke import closure, runner
 from ci_tools.smoke.expect import expectations_for
 
@@ -41,12 +42,23 @@ def format_check(check: Check) -> str:
     return f"{check.status:<7}  {check.name:<19}  {check.detail}"
 
 
+def describe_figures(figures: Figures) -> list[str]:
+    lines = [f"size     {lib.name:<19}  {format_bytes(lib.bytes)}" for lib in figures.libraries]
+    if figures.import_seconds is not None:
+        lines.append(
+            f"time     {'import torch':<19}  {figures.import_seconds:.3f} s "
+            f"(median of {figures.import_runs} fresh interpreters)"
+        )
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     catalog = load(args)
     cwd = Path.cwd()
     branch = args.branch or default_branch(catalog, cwd)
     variant = variants.find(catalog, branch, args.variant)
     paths = _results.record_paths(args, variant.name, 1)
+    _results.check_writable(paths)
     env = dict(os.environ)
     if args.python is not None:
         python = runner.resolve_python(args.python, env)
@@ -74,7 +86,12 @@ def run(args: argparse.Namespace) -> int:
     for check in smoke.checks:
         print(format_check(check))
 
-    outcome = TestOutcome(status=test_status(smoke.checks), checks=smoke.checks)
+    if smoke.figures is not None:
+        for line in describe_figures(smoke.figures):
+            print(line)
+    outcome = TestOutcome(
+        status=test_status(smoke.checks), checks=smoke.checks, figures=smoke.figures
+    )
     counts = {s: sum(c.status is s for c in smoke.checks) for s in Status}
     print(
         f"{outcome.status}: {variant.name}: {counts[Status.PASSED]} passed, "
