@@ -34,8 +34,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--python", metavar="PATH", help="any interpreter that has the build on its path"
     )
+    parser.add_argument(
+        "--import-runs",
+        type=_import_runs,
+        default=runner.IMPORT_RUNS,
+        metavar="N",
+        help=f"time `import torch` in N fresh interpreters, 0 to {MAX_IMPORT_RUNS}; the record "
+        f"keeps the median (default {runner.IMPORT_RUNS})",
+    )
     _results.add_record_options(parser)
     add_catalog_option(parser)
+
+
+MAX_IMPORT_RUNS = 50
+
+
+def _import_runs(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > MAX_IMPORT_RUNS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a whole number from 0 to {MAX_IMPORT_RUNS}"
+        )
+    return int(text)
 
 
 def format_check(check: Check) -> str:
@@ -75,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         host_platform=hostcpu.host_platform(),
         host_flags=hostcpu.read_cpu_flags(),
         env=env,
+        import_runs=args.import_runs,
     )
     if smoke.interpreter is not None:
         print(
