@@ -882,3 +882,29 @@ def test_import_seconds_is_the_median_of_fresh_interpreters(tmp_path: Path) -> N
     assert runner.import_seconds(str(fake), {"PATH": os.environ.get("PATH", "")}, 5) == 0.4
     broken = _script(tmp_path / "broken", "#!/bin/sh\nexit 1\n")
     assert runner.import_seconds(str(broken), {"PATH": os.environ.get("PATH", "")}, 3) is None
+
+
+def test_sass_is_judged_even_where_the_host_must_not_run_the_build(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    # cuobjdump reads the files: a GPU build on a host without its CPU flags still gets the
+    # binary proof. The torch here is CPU-only: no libtorch_cuda*.so at all.
+    if not HAS_TORCH:
+        pytest.skip("preflight needs torch on the interpreter's path")
+    _script(tmp_path / "bin" / "cuobjdump", FAKE_CUOBJDUMP)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    smoke = runner.smoke_test(
+        expect(catalog, GPU), sys.executable, host_platform="x86_64-linux", host_flags={"avx2"},
+        env=env,
+    )  # fmt: skip
+    checks = by_name(smoke.checks)
+    lib_dir = Path(torch_origin()).parent / "lib"
+    cuda_libs = sorted(p.name for p in lib_dir.glob("libtorch_cuda*.so"))
+    assert checks["sass"].status is Status.FAILED
+    if not cuda_libs:  # the CPU wheel
+        assert checks["sass"].detail == f"no libtorch_cuda*.so in {lib_dir}"
+    else:  # PyPI's CUDA wheel, listed by the double above: sm_80 and sm_90 is not sm_90 alone
+        assert "libtorch_cuda.so: SASS [sm_80, sm_90], PTX [sm_90]" in checks["sass"].detail
+    assert {c.status for n, c in checks.items() if n != "sass"} == {Status.SKIPPED}
+    assert smoke.figures is not None and smoke.figures.import_seconds is None
+    assert [lib.name for lib in smoke.figures.libraries] == ["libtorch_cpu.so", *cuda_libs]

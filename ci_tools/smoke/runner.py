@@ -209,9 +209,13 @@ def smoke_test(
     interpreter = preflight(python, env)
     reason = host_guard(expect, host_platform, host_flags)
     if reason is not None:
-        # The sizes come from the files alone; nothing of the build ran.
+        # The sizes and the SASS listing come from the files alone: they need none of the
+        # build's code to run, so a host that must not run it still gets them.
         figures = Figures(libraries=interpreter.libraries)
-        return SmokeRun(checks=skip_all(expect, reason), interpreter=interpreter, figures=figures)
+        checks = skip_all(expect, reason)
+        if expect.kind is Kind.GPU:
+            checks = _with_sass(checks, expect, interpreter, env)
+        return SmokeRun(checks=checks, interpreter=interpreter, figures=figures)
     output = run_probe(python, expect, env)
     facts = dict(output.facts)
     if expect.kind is Kind.GPU:
@@ -228,6 +232,22 @@ def smoke_test(
     return SmokeRun(
         checks=evaluate(facts, expect, output.crash), interpreter=interpreter, figures=figures
     )
+
+
+def _with_sass(
+    checks: tuple[Check, ...],
+    expect: Expectations,
+    interpreter: Interpreter,
+    env: Mapping[str, str],
+) -> tuple[Check, ...]:
+    facts: dict[str, Any] = {
+        "torch.lib_dir": str(Path(interpreter.torch_origin).parent / "lib"),
+        "torch.libraries": {lib.name: lib.bytes for lib in interpreter.libraries},
+        "import:torch": {"ok": False, "detail": "not run on this host"},
+    }
+    facts["sass"] = binary.sass_fact(facts, env)
+    judged = {c.name: c for c in evaluate(facts, expect) if c.name == "sass"}
+    return tuple(judged.get(c.name, c) for c in checks)
 
 
 def _run_probe(
