@@ -353,16 +353,20 @@ def test_platform_mismatch_runs_nothing(catalog: Catalog) -> None:
 def test_missing_cpu_flags_skip_every_check_after_preflight(catalog: Catalog) -> None:
     if not HAS_TORCH:
         pytest.skip("torch is not importable here")
+    # No cuobjdump here (a GPU machine has one: then `sass` is judged, see below).
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    env["PATH"] = str(Path(sys.executable).parent)
     smoke = runner.smoke_test(
         expect(catalog, GPU),
         sys.executable,
         host_platform="x86_64-linux",
         host_flags={"avx2"},
-        env=os.environ,
+        env=env,
     )
     assert smoke.interpreter is not None
     assert {c.status for c in smoke.checks} == {Status.SKIPPED}
     assert "lacks avx512f" in smoke.checks[0].detail
+    assert "cuobjdump is not on PATH" in by_name(smoke.checks)["sass"].detail
 
 
 def result(
