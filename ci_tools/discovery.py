@@ -13,12 +13,15 @@ package is an error, not a guess (an unknown ISA used to be placed on x86_64-lin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ci_tools import names
 from ci_tools.matrix import Target
 from ci_tools.yamlsrc import did_you_mean
+
+_OLD_PYTHON = re.compile(r"-python3[0-7]-")
 
 # The package every other package of a stack builds against.
 BASE_PACKAGE = "pytorch"
@@ -104,6 +107,17 @@ def _check(name: str) -> tuple[names.ParsedName | None, str]:
         fixed = names.respell(name)
         if fixed is not None:
             return None, f'"{name}" is not a variant name: did you mean "{fixed}"?'
+        if _OLD_PYTHON.search(name):
+            return None, (
+                f'"{name}" is not a variant name: python<3 and the minor version> is '
+                "python39, python311, python313 ... (python31 would be Python 3.1)"
+            )
+        head, extra = _grammar_prefix(name)
+        if head is not None:
+            return None, (
+                f'"{name}" is not a variant name: "{extra}" after "{head}" is outside the '
+                "grammar (another build of one variant needs its own name in the grammar)"
+            )
         return None, f'"{name}" is not a variant name ({names.GRAMMAR})'
     if parsed.package not in KNOWN_PACKAGES:
         return None, (
@@ -116,6 +130,16 @@ def _check(name: str) -> tuple[names.ParsedName | None, str]:
             f"known: {', '.join(DEFAULT_CPUINFO)}"
         )
     return parsed, ""
+
+
+def _grammar_prefix(name: str) -> tuple[str | None, str]:
+    """The longest leading part of `name`, cut at a "-", that is a variant name."""
+    parts = name.split("-")
+    for cut in range(len(parts) - 1, 2, -1):
+        head = "-".join(parts[:cut])
+        if names.parse_name(head) is not None:
+            return head, "-" + "-".join(parts[cut:])
+    return None, ""
 
 
 def _target(parsed: names.ParsedName, present: set[str]) -> Target:
