@@ -29,6 +29,7 @@ that scheduled nothing; build hours scheduled against building every variant of 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -74,22 +75,29 @@ def recipes(root: Path) -> dict[str, Path]:
     return out
 
 
+_PARSES: dict[tuple[str, str], str] = {}
+
+
 def parse_all(root: Path) -> dict[Path, str]:
-    """Every .nix file's parse, path-masked; a file Nix refuses keeps its bytes as text."""
+    """Every .nix file's parse, path-masked; a file Nix refuses keeps its bytes as text.
+
+    One `nix-instantiate` per distinct (path, content), never a batch: Nix 2.8 prints
+    attributes and formals in symbol-table order, which earlier files of a batch change.
+    A file parsed alone prints the same each time, so equal files compare equal.
+    """
     files = sorted(p for p in root.rglob("*.nix") if p.is_file())
     out: dict[Path, str] = {}
-    done = subprocess.run(
-        ["nix-instantiate", "--parse", *map(str, files)], capture_output=True, text=True
-    )
-    lines = done.stdout.splitlines()
-    if done.returncode == 0 and len(lines) == len(files):
-        out.update(zip(files, lines, strict=True))
-    else:
-        for path in files:
+    for path in files:
+        rel = str(path.relative_to(root))
+        data = path.read_bytes()
+        key = (rel, hashlib.sha256(data).hexdigest())
+        if key not in _PARSES:
             one = subprocess.run(
                 ["nix-instantiate", "--parse", str(path)], capture_output=True, text=True
             )
-            out[path] = one.stdout if one.returncode == 0 else "RAW " + path.read_text("latin-1")
+            text = one.stdout if one.returncode == 0 else "RAW " + data.decode("latin-1")
+            _PARSES[key] = text.replace(str(root), "<root>")
+        out[path] = _PARSES[key].replace("<root>", str(root))
     return out
 
 

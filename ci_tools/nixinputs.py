@@ -129,13 +129,114 @@ def _parsed(root: Path, path: str, line: str) -> NixFile:
     prefix = str(root)
     # Paths print absolute: make them relative to the repository so the text is the same
     # wherever it was parsed.
-    normalised = line.replace(prefix + "/", "/").replace(prefix, "/")
+    normalised = canonical(line.replace(prefix + "/", "/").replace(prefix, "/"))
     refs = tuple(sorted({r for r in _absolute_paths(line, prefix) if r is not None and r != path}))
     return NixFile(
         digest="nix:" + hashlib.sha256(normalised.encode()).hexdigest(),
         references=refs,
         parsed=True,
     )
+
+
+def canonical(text: str) -> str:
+    """`--parse` output with every attribute set's bindings and every function's formals in
+    sorted order.
+
+    Nix 2.8 prints them in the order of its symbol table (`Symbol` compares by address), so
+    the same file prints differently after other files were parsed in the same process.
+    Their order carries no meaning (Nix keeps attributes in a map), so sorting them loses
+    nothing: two texts are equal after this exactly when Nix's trees are equal.
+    """
+    out, _ = _group(text, 0, "")
+    return out
+
+
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+
+
+def _group(text: str, i: int, closer: str, *, bindings: bool = False) -> tuple[str, int]:
+    """Canonical text from `i` up to `closer` (exclusive) and the index after it.
+
+    `bindings`: the text after `let`, which ends before the `in` that follows its last `;`.
+    """
+    parts: list[str] = []
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == closer:
+            return "".join(parts), i + 1
+        if bindings and text.startswith("in ", i) and "".join(parts).rstrip().endswith(";"):
+            return "".join(parts), i
+        if text.startswith("let ", i) and (i == 0 or text[i - 1] in "( "):
+            inner, i = _group(text, i + 4, "", bindings=True)
+            parts.append("let" + _sorted_bindings(inner))
+        elif ch == '"':
+            end = _string_end(text, i)
+            parts.append(text[i:end])
+            i = end
+        elif ch in _CLOSE:
+            inner, i = _group(text, i + 1, _CLOSE[ch])
+            if ch == "{":
+                inner = _sorted_bindings(inner)
+            parts.append(ch + inner + _CLOSE[ch])
+        else:
+            parts.append(ch)
+            i += 1
+    return "".join(parts), i
+
+
+def _string_end(text: str, i: int) -> int:
+    """The index after the string literal starting at `i` (with `${...}` inside it)."""
+    i += 1
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+        elif ch == '"':
+            return i + 1
+        elif text.startswith("${", i):
+            _, i = _group(text, i + 2, "}")
+        else:
+            i += 1
+    return n
+
+
+def _sorted_bindings(inner: str) -> str:
+    """A brace group's content (already canonical inside): `a = 1; b = 2;` or `x, y ? 1`."""
+    for separator in (";", ","):
+        pieces = _split_top(inner, separator)
+        if len(pieces) > 1:
+            rest = [p.strip() for p in pieces if p.strip()]
+            tail = [p for p in rest if p == "..."]
+            body = sorted(p for p in rest if p != "...")
+            joiner = "; " if separator == ";" else ", "
+            end = ";" if separator == ";" else ""
+            return " " + joiner.join(body + tail) + end + " "
+    return inner
+
+
+def _split_top(inner: str, separator: str) -> list[str]:
+    pieces: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    n = len(inner)
+    while i < n:
+        ch = inner[i]
+        if ch == '"':
+            i = _string_end(inner, i)
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == separator and depth == 0:
+            pieces.append(inner[start:i])
+            start = i + 1
+        i += 1
+    pieces.append(inner[start:])
+    return pieces
 
 
 def _raw(path: str, data: bytes, error: str | None) -> NixFile:
