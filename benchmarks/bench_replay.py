@@ -154,9 +154,7 @@ def truth(repo: Path, parent: str, commit: str, work: Path) -> tuple[set[str], s
     before, after = sides
     old = recipes(before.root)
     new = recipes(after.root)
-    env_changed = any(
-        before.key(before.root / f) != after.key(after.root / f) for f in ENV_FILES
-    )
+    env_changed = any(before.key(before.root / f) != after.key(after.root / f) for f in ENV_FILES)
     changed: set[str] = set()
     for name, path in new.items():
         if name not in old or env_changed:
@@ -194,9 +192,9 @@ def hours(names: set[str]) -> float:
 def tool(worktree: Path, branch: str, parent: str) -> tuple[int, set[str], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env["PYTHONPATH"] = str(TOOL)
+    argv = ["matrix", "--branch", branch, "--group", "none", "--since", parent]
     done = subprocess.run(
-        [sys.executable, "-m", "ci_tools", "matrix", "--branch", branch, "--group", "none"]
-        + ["--since", parent],
+        [sys.executable, "-m", "ci_tools", *argv],
         cwd=worktree,
         env=env,
         capture_output=True,
@@ -278,14 +276,20 @@ def main() -> int:
         print(f"{name}: {totals.commits - before} commits replayed", flush=True)
     precision = totals.tp / (totals.tp + totals.fp) if totals.tp + totals.fp else 1.0
     recall = totals.tp / (totals.tp + totals.fn) if totals.tp + totals.fn else 1.0
-    print(f"replays: {totals.commits} (refused, exit 2: {totals.refused}, "
-          f"{totals.refused_truth} rebuilds there reported, not missed)")
-    print(f"precision: {precision:.3f}  recall: {recall:.3f}  "
-          f"(true {totals.tp}, spare {totals.fp}, missed {totals.fn})")
+    print(
+        f"replays: {totals.commits} (refused, exit 2: {totals.refused}, "
+        f"{totals.refused_truth} rebuilds there reported, not missed)"
+    )
+    print(
+        f"precision: {precision:.3f}  recall: {recall:.3f}  "
+        f"(true {totals.tp}, spare {totals.fp}, missed {totals.fn})"
+    )
     print(f"docs-only commits scheduling 0: {totals.docs_only_zero}/{totals.docs_only}")
     saved = 1 - totals.hours / totals.hours_all if totals.hours_all else 0.0
-    print(f"build hours: {totals.hours:.1f} scheduled vs {totals.hours_all:.1f} building "
-          f"everything ({saved:.1%} saved)")
+    print(
+        f"build hours: {totals.hours:.1f} scheduled vs {totals.hours_all:.1f} building "
+        f"everything ({saved:.1%} saved)"
+    )
     for line in totals.misses[:20]:
         print(f"  missed: {line}")
     for line in totals.spares[:20]:

@@ -127,116 +127,142 @@ class NixReader:
 
 def _parsed(root: Path, path: str, line: str) -> NixFile:
     prefix = str(root)
+    canon = _Canon(line)
+    text = canon.run()
     # Paths print absolute: make them relative to the repository so the text is the same
     # wherever it was parsed.
-    normalised = canonical(line.replace(prefix + "/", "/").replace(prefix, "/"))
-    refs = tuple(sorted({r for r in _absolute_paths(line, prefix) if r is not None and r != path}))
+    normalised = text.replace(prefix + "/", "/").replace(prefix, "/")
+    refs = {p[len(prefix) + 1 :] for p in canon.paths if p.startswith(prefix + "/")}
     return NixFile(
         digest="nix:" + hashlib.sha256(normalised.encode()).hexdigest(),
-        references=refs,
+        references=tuple(sorted(r for r in refs if r and r != path)),
         parsed=True,
     )
 
 
 def canonical(text: str) -> str:
-    """`--parse` output with every attribute set's bindings and every function's formals in
-    sorted order.
+    """`--parse` output with every attribute set's bindings, every `let`'s bindings and every
+    function's formals in sorted order.
 
     Nix 2.8 prints them in the order of its symbol table (`Symbol` compares by address), so
     the same file prints differently after other files were parsed in the same process.
-    Their order carries no meaning (Nix keeps attributes in a map), so sorting them loses
-    nothing: two texts are equal after this exactly when Nix's trees are equal.
+    Their order carries no meaning (Nix keeps them in maps), so sorting them loses nothing:
+    two texts are equal after this exactly when Nix's trees are equal.
     """
-    out, _ = _group(text, 0, "")
-    return out
+    return _Canon(text).run()
 
 
+# The only places the printed grammar's structure can change: escapes and interpolations in
+# strings, brackets, separators, and `let ... in`. Everything between is copied as is.
+_TOKENS = re.compile(r'\\.|\$\{|[{}()\[\];,"]|(?<![A-Za-z0-9_\'-])(?:let|in) ')
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
+# A path as `--parse` prints it: absolute, outside string literals.
+_PRINTED_PATH = re.compile(r"(?<![A-Za-z0-9_'\-.])/[A-Za-z0-9._+\-/]+")
 
 
-def _group(text: str, i: int, closer: str, *, bindings: bool = False) -> tuple[str, int]:
-    """Canonical text from `i` up to `closer` (exclusive) and the index after it.
+class _Canon:
+    """One pass over a `--parse` line: the canonical text, and the paths it holds."""
 
-    `bindings`: the text after `let`, which ends before the `in` that follows its last `;`.
-    """
-    parts: list[str] = []
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == closer:
-            return "".join(parts), i + 1
-        if bindings and text.startswith("in ", i) and "".join(parts).rstrip().endswith(";"):
-            return "".join(parts), i
-        if text.startswith("let ", i) and (i == 0 or text[i - 1] in "( "):
-            inner, i = _group(text, i + 4, "", bindings=True)
-            parts.append("let" + _sorted_bindings(inner))
-        elif ch == '"':
-            end = _string_end(text, i)
-            parts.append(text[i:end])
-            i = end
-        elif ch in _CLOSE:
-            inner, i = _group(text, i + 1, _CLOSE[ch])
-            if ch == "{":
-                inner = _sorted_bindings(inner)
-            parts.append(ch + inner + _CLOSE[ch])
-        else:
-            parts.append(ch)
-            i += 1
-    return "".join(parts), i
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = [(m.start(), m.end(), m.group()) for m in _TOKENS.finditer(text)]
+        self.k = 0
+        self.pos = 0
+        self.paths: list[str] = []
+
+    def run(self) -> str:
+        return "".join(self.group("", bindings=False)[0])
+
+    def code(self, end: int) -> str:
+        """Text outside strings up to `end`; its paths are collected."""
+        chunk = self.text[self.pos : end]
+        if "/" in chunk:
+            self.paths.extend(_PRINTED_PATH.findall(chunk))
+        return chunk
+
+    def group(self, closer: str, *, bindings: bool) -> tuple[list[str], dict[str, list[int]]]:
+        """Up to `closer` (consumed), or for `let` bindings up to the `in` after a `;`.
+
+        Returns the pieces and, per separator, where this level's separators are in them.
+        """
+        parts: list[str] = []
+        seps: dict[str, list[int]] = {";": [], ",": []}
+        while self.k < len(self.tokens):
+            start, end, lexeme = self.tokens[self.k]
+            parts.append(self.code(start))
+            if lexeme == closer:
+                self._take(end)
+                return parts, seps
+            if lexeme in seps:
+                seps[lexeme].append(len(parts))
+                parts.append(lexeme)
+                self._take(end)
+            elif lexeme == "in ":
+                if bindings and seps[";"] and not "".join(parts[seps[";"][-1] + 1 :]).strip():
+                    self.pos = start
+                    return parts, seps
+                parts.append(lexeme)
+                self._take(end)
+            elif lexeme == "let ":
+                self._take(end)
+                parts.append("let" + _sorted(*self.group("", bindings=True)))
+            elif lexeme == '"':
+                self._take(end)
+                parts.append(self.string())
+            elif lexeme in _CLOSE:
+                self._take(end)
+                inner, inner_seps = self.group(_CLOSE[lexeme], bindings=False)
+                body = _sorted(inner, inner_seps) if lexeme == "{" else "".join(inner)
+                parts.append(lexeme + body + _CLOSE[lexeme])
+            else:
+                parts.append(lexeme)
+                self._take(end)
+        parts.append(self.code(len(self.text)))
+        self.pos = len(self.text)
+        return parts, seps
+
+    def string(self) -> str:
+        """The rest of a string literal, its `${...}` parts canonical."""
+        parts = ['"']
+        while self.k < len(self.tokens):
+            start, end, lexeme = self.tokens[self.k]
+            parts.append(self.text[self.pos : start])
+            self._take(end)
+            if lexeme == '"':
+                parts.append(lexeme)
+                return "".join(parts)
+            if lexeme == "${":
+                parts.append("${" + "".join(self.group("}", bindings=False)[0]) + "}")
+            else:
+                parts.append(lexeme)
+        parts.append(self.text[self.pos :])
+        self.pos = len(self.text)
+        return "".join(parts)
+
+    def _take(self, end: int) -> None:
+        self.k += 1
+        self.pos = end
 
 
-def _string_end(text: str, i: int) -> int:
-    """The index after the string literal starting at `i` (with `${...}` inside it)."""
-    i += 1
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-        elif ch == '"':
-            return i + 1
-        elif text.startswith("${", i):
-            _, i = _group(text, i + 2, "}")
-        else:
-            i += 1
-    return n
-
-
-def _sorted_bindings(inner: str) -> str:
-    """A brace group's content (already canonical inside): `a = 1; b = 2;` or `x, y ? 1`."""
+def _sorted(parts: list[str], seps: dict[str, list[int]]) -> str:
+    """A group's bindings (`a = 1; b = 2;`) or formals (`x, y ? 1, ...`) in sorted order."""
     for separator in (";", ","):
-        pieces = _split_top(inner, separator)
-        if len(pieces) > 1:
-            rest = [p.strip() for p in pieces if p.strip()]
-            tail = [p for p in rest if p == "..."]
-            body = sorted(p for p in rest if p != "...")
-            joiner = "; " if separator == ";" else ", "
-            end = ";" if separator == ";" else ""
-            return " " + joiner.join(body + tail) + end + " "
-    return inner
-
-
-def _split_top(inner: str, separator: str) -> list[str]:
-    pieces: list[str] = []
-    depth = 0
-    start = 0
-    i = 0
-    n = len(inner)
-    while i < n:
-        ch = inner[i]
-        if ch == '"':
-            i = _string_end(inner, i)
+        cuts = seps[separator]
+        if not cuts:
             continue
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == separator and depth == 0:
-            pieces.append(inner[start:i])
-            start = i + 1
-        i += 1
-    pieces.append(inner[start:])
-    return pieces
+        pieces: list[str] = []
+        start = 0
+        for cut in cuts:
+            pieces.append("".join(parts[start:cut]).strip())
+            start = cut + 1
+        pieces.append("".join(parts[start:]).strip())
+        rest = [p for p in pieces if p]
+        tail = [p for p in rest if p == "..."]
+        body = sorted(p for p in rest if p != "...")
+        if separator == ";":
+            return " " + "; ".join(body) + "; "
+        return " " + ", ".join(body + tail) + " "
+    return "".join(parts)
 
 
 def _raw(path: str, data: bytes, error: str | None) -> NixFile:
@@ -255,30 +281,6 @@ def _join(here: str, literal: str) -> str:
     folder = literal.endswith("/")
     joined = posixpath.normpath(posixpath.join(here, literal))
     return joined + "/" if folder and joined != "." else joined
-
-
-def _absolute_paths(line: str, root: str) -> Iterable[str | None]:
-    """Path tokens of a `--parse` line (outside string literals), relative to `root`."""
-    i, n = 0, len(line)
-    while i < n:
-        ch = line[i]
-        if ch == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                i += 2 if line[i] == "\\" else 1
-            i += 1
-            continue
-        if ch == "/" and (i == 0 or not re.match(r"[A-Za-z0-9_'\-.]", line[i - 1])):
-            j = i + 1
-            while j < n and re.match(r"[A-Za-z0-9._+\-/]", line[j]):
-                j += 1
-            token = line[i:j]
-            i = j
-            if token == root or token.startswith(root + "/"):
-                rel = token[len(root) + 1 :]
-                yield rel if rel else None
-            continue
-        i += 1
 
 
 def resolve(
