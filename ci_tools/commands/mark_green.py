@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from collections.abc import Mapping
 
 from ci_tools import ghoutput, github_api, statuses
 from ci_tools.errors import InputError
 from ci_tools.retry import RetryPolicy
 
+POLICY = RetryPolicy()
 _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             else "no commit: pass --commit SHA, or run where GITHUB_SHA is set"
         )
     settings = github_api.settings_from_env(env)
-    api = github_api.connect_lazy(settings, RetryPolicy(), lambda line: ghoutput.notice(line, env))
+    api = github_api.connect_lazy(settings, POLICY, lambda line: ghoutput.notice(line, env))
     target_url = _run_url(env)
     statuses.mark_green(
         api, commit=commit, stack=args.stack, fingerprint=args.fingerprint, target_url=target_url
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_url(env: os._Environ[str]) -> str | None:
+def _run_url(env: Mapping[str, str]) -> str | None:
     """The workflow run that proved it green, for the status's link."""
     server = env.get("GITHUB_SERVER_URL", "").rstrip("/")
     repository = env.get("GITHUB_REPOSITORY", "")

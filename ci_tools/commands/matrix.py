@@ -26,8 +26,12 @@ from ci_tools.gitrepo import branch_from_env
 from ci_tools.matrix import Group, Selection, Target
 from ci_tools.model import Platform
 from ci_tools.nixinputs import NixReader
+from ci_tools.retry import RetryPolicy
 from ci_tools.runners import Inventory, default_inventory, load_inventory
 from ci_tools.yamlsrc import did_you_mean
+
+# The status reads' retries: the plan job waits for GitHub at most this long in all.
+POLICY = RetryPolicy(attempts=4, total_seconds=120.0)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -256,13 +260,12 @@ def _green(
     # Imported only here: `ci-tools matrix` without --until-green never loads PyGithub.
     from ci_tools import github_api, statuses
     from ci_tools.errors import CiToolsError
-    from ci_tools.retry import RetryPolicy
 
     try:
         settings = github_api.settings_from_env(env)
         api = github_api.connect_lazy(
             settings,
-            RetryPolicy(),
+            POLICY,
             lambda line: ghoutput.notice(line, env),
             per_page=statuses.PER_PAGE,
         )
