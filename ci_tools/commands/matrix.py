@@ -1,7 +1,9 @@
 """`ci-tools matrix`: print the GitHub Actions build matrix, `{"include": [...]}`, as JSON.
 
 Variants come from the catalog, or, in a checkout with `.flox/pkgs/*.nix` and no catalog,
-from the recipe file names. The runner inventory (`runners.yaml`, optional) says where each
+from the recipe files (strictly: `discovery`). Each entry carries its stack's input
+fingerprint (`fingerprint`); `--until-green` (commit statuses, `statuses`) or `--since REF`
+(`changes`) keep the stacks that need a build. The runner inventory (`runners.yaml`, optional) says where each
 entry builds and what its test can check. stdout is the matrix, one entry per line;
 `--github-output` also writes it compact to `$GITHUB_OUTPUT`, sharded by 256 entries.
 This path must stay light: no jinja2, no PyGithub (a test holds it to that).
