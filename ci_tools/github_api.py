@@ -329,3 +329,9 @@ def connect_lazy(
         lazy=True,
     )
     return Api(settings=settings, repo=client.get_repo(settings.repository), policy=policy, say=say)
+
+
+def translate(what: str, exc: Exception, settings: Settings) -> Exception:
+    """`_translate` for callers that retry with `Api.attempt` and first handle some answers
+    themselves (a 403 whose missing permission they know)."""
+    return _translate(what, exc, settings)

@@ -117,11 +117,27 @@ def mark_green(
     api: Api, *, commit: str, stack: str, fingerprint: str, target_url: str | None
 ) -> None:
     """Record `fingerprint` of `stack` as green on `commit` (one request)."""
+    from github import GithubException
+    from requests import RequestException
+
+    from ci_tools.errors import InputError
+    from ci_tools.github_api import translate
+
     target = api.repository.get_commit(commit)
     kwargs = {"target_url": target_url} if target_url else {}
-    api.call(
-        f"set status {context(stack)} on {commit[:12]}",
-        lambda: target.create_status(
-            "success", description=description(fingerprint), context=context(stack), **kwargs
-        ),
-    )
+    what = f"set status {context(stack)} on {commit[:12]}"
+    try:
+        api.attempt(
+            what,
+            lambda: target.create_status(
+                "success", description=description(fingerprint), context=context(stack), **kwargs
+            ),
+        )
+    except (GithubException, RequestException) as exc:
+        if isinstance(exc, GithubException) and exc.status == 403:
+            # The generic message names `contents: write`; statuses need their own permission.
+            raise InputError(
+                f"GitHub refused to {what} (HTTP 403): the job needs `permissions: statuses: "
+                "write` (a pull request from a fork never gets it: skip this step there)"
+            ) from None
+        raise translate(what, exc, api.settings) from None

@@ -10,7 +10,9 @@ enforces, each with a test below that shows it refusing:
   "Create a commit status"): else 422;
 * a SHA the repository does not have: 422 ("No commit found for SHA");
 * at most 1000 statuses per SHA and context ("Create a commit status" note): else 422;
-* no token: 401.
+* no token: 401;
+* a token without `statuses: write` (a fork's pull request): 403 "Resource not accessible by
+  integration", GitHub's answer to a GITHUB_TOKEN that lacks the permission.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tests.gitutil import commit_all, git, init, write
 
 DATA = Path(__file__).parent / "data"
 TOKEN = "ghp_SeCrEt0123456789abcdefTOKEN"
+READ_ONLY = "ghp_ReadOnly0123456789abcdefTOKEN"
 API = "https://ghe.example.com/api/v3"  # an Enterprise server: GITHUB_API_URL is honoured
 OWNER_REPO = "acme/torch-builds"
 STATUSES = re.compile(rf"https://ghe\.example\.com(:443)?/api/v3/repos/{OWNER_REPO}/statuses/(\w+)")
@@ -62,11 +65,13 @@ class StatusesApi:
             return False
 
     def _authorised(self, request: Any) -> bool:
-        return request.headers.get("Authorization") == f"token {TOKEN}"
+        return request.headers.get("Authorization") in (f"token {TOKEN}", f"token {READ_ONLY}")
 
     def post(self, request: Any) -> tuple[int, dict[str, str], str]:
         if not self._authorised(request):
             return 401, {}, json.dumps({"message": "Requires authentication"})
+        if request.headers.get("Authorization") == f"token {READ_ONLY}":
+            return 403, {}, json.dumps({"message": "Resource not accessible by integration"})
         sha = STATUSES.match(request.url)[2]  # type: ignore[index]
         body = json.loads(request.body)
         if body.get("state") not in ("error", "failure", "pending", "success"):
@@ -282,6 +287,23 @@ def test_the_double_refuses_a_bad_state_and_a_missing_token(
         ).status_code
         == 422
     )
+
+
+def test_mark_green_without_statuses_write_says_which_permission(
+    repo: Path,
+    github: StatusesApi,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", READ_ONLY)
+    sha = git(repo, "rev-parse", "HEAD")
+    code = cli.main(
+        ["mark-green", "--stack", CPU_STACK, "--fingerprint", "0" * 32, "--commit", sha]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "statuses: write" in err and READ_ONLY not in err
+    assert github.by_sha == {}
 
 
 @pytest.mark.parametrize(
