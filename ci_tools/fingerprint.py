@@ -19,6 +19,7 @@ a runner builds) or, outside git, the files of a folder.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -216,8 +217,9 @@ def build_facts(variant: Variant, catalog: Catalog) -> Hashable:
     `description`, `hardware`, `workload` and `level`, a branch's `min_driver`, and the
     versions of packages the variant is not built from. Branch and toolkit attributes are
     read with `getattr`, so a catalog that moves the CUDA version or the pin from the branch
-    to a per-toolkit record (several toolkits per branch) still fingerprints: the toolkit
-    record, when the variant has one, counts whole.
+    to a per-toolkit record (several toolkits per branch) still fingerprints: the variant's
+    `cuda`, `toolkit` and `nixpkgs`, when it has them, count with every field but where the
+    catalog declares them (`line`, `*_lines`) and `min_driver`.
     """
     branch = variant.branch
     packages = [variant.package]
@@ -238,7 +240,9 @@ def build_facts(variant: Variant, catalog: Catalog) -> Hashable:
             repr(getattr(branch, field, None))
             for field in ("cuda", "nixpkgs_rev", "nixpkgs_sha256", "cuda_packages", "overlays")
         ),
-        repr(getattr(variant, "toolkit", None)),
+        # Per-variant toolkit facts, where the catalog has several CUDA toolkits (each with
+        # its own pin) per branch; absent today, so read defensively.
+        tuple(record_facts(getattr(variant, field, None)) for field in ("cuda", "toolkit", "nixpkgs")),
         None if gpu is None else (gpu.capability, gpu.cudnn),
         None
         if isa is None
@@ -250,3 +254,19 @@ def build_facts(variant: Variant, catalog: Catalog) -> Hashable:
             isa.disables,
         ),
     )
+
+
+# Fields of catalog records that say where or for whom, not what is built.
+_NOT_BUILD_FIELDS = ("line", "min_driver", "description", "hardware", "family")
+
+
+def record_facts(value: object) -> str:
+    """A record's build-relevant fields as text; any other value by `repr`."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        kept = (
+            f"{f.name}={record_facts(getattr(value, f.name))}"
+            for f in dataclasses.fields(value)
+            if f.name not in _NOT_BUILD_FIELDS and not f.name.endswith("_lines")
+        )
+        return f"{type(value).__name__}({', '.join(kept)})"
+    return repr(value)

@@ -140,3 +140,19 @@ def test_build_facts_count_build_fields_only(catalog: Catalog) -> None:
         variant, isa=dataclasses.replace(variant.isa, compiler_flags=("-O3",))
     )
     assert build_facts(flags, catalog) != facts
+
+
+def test_toolkit_records_count_without_where_they_are_declared() -> None:
+    from ci_tools.fingerprint import record_facts
+
+    @dataclasses.dataclass(frozen=True)
+    class Toolkit:
+        name: str
+        nixpkgs_rev: str
+        min_driver: int
+        overlay_lines: tuple[int, ...]
+        line: int
+
+    one = Toolkit("cuda12_8", "a" * 40, 550, (3,), 10)
+    assert record_facts(one) == record_facts(dataclasses.replace(one, line=99, overlay_lines=(7,)))
+    assert record_facts(one) != record_facts(dataclasses.replace(one, nixpkgs_rev="b" * 40))
