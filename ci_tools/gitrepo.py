@@ -143,9 +143,10 @@ class GitRepo:
         result = self._git("symbolic-ref", "--quiet", "--short", "HEAD")
         return result.stdout.strip() or None if result.ok else None
 
-    def first_parents(self, head: str, count: int) -> tuple[str, ...]:
-        """`head` and its first parents, newest first, at most `count`."""
-        result = self._git("rev-list", "--first-parent", f"--max-count={count}", head, "--")
+    def recent_commits(self, head: str, count: int) -> tuple[str, ...]:
+        """`head` and the commits it reaches, newest first, at most `count`: through every
+        parent, so a pull request's merge commit reaches the pull request's own commits."""
+        result = self._git("rev-list", f"--max-count={count}", head, "--")
         if not result.ok:
             raise InputError(f"`git rev-list {head}` failed: {result.stderr.strip()}")
         return tuple(result.stdout.split())
