@@ -337,8 +337,9 @@ def run(
 ) -> None:
     """Publish what passed at HEAD; raise FailedError naming every refused or failed variant."""
     validate_org(org)
-    head = head_commit(cwd)
+    # Input first (records are bad input, exit 2), then the checkout they are checked against.
     records = load_records(results_dir, variants, branch)
+    head = head_commit(cwd)
     chosen = plan(variants, records, head)
     for name, reason in chosen.refused:
         say(f"{name}: refused: {reason}{_commit_detail(records.get(name), reason, head)}")
