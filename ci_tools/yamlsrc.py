@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import difflib
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ci_tools import grammar
 from ci_tools.errors import Problem, SourceError
+from ci_tools.grammar import Rule
 
 
 @dataclass
@@ -92,10 +95,23 @@ class Node:
         return isinstance(self.value, list)
 
 
+# Bounds on what an input file may be: far above any real catalog, far below what makes the
+# parser recurse out of stack (ruamel's composer recurses per level) or Python refuse an int.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 32
+MAX_DIGITS = 100
+
+
 def load_yaml(path: Path, display_name: str | None = None) -> Node:
     """Load one YAML file; a syntax error becomes a SourceError naming file:line."""
     name = display_name or str(path)
     try:
+        # Only a regular file: a FIFO or a device would block the read, or never end.
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise SourceError([Problem(name, 1, "not a regular file (a folder, FIFO or device)")])
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SourceError([Problem(name, 1, "file not found")]) from None
@@ -108,6 +124,7 @@ def parse_yaml(text: str, name: str) -> Node:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    _check_text(text, name)
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:
@@ -119,7 +136,72 @@ def parse_yaml(text: str, name: str) -> Node:
         raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
     except YAMLError as exc:
         raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
+    except RecursionError:
+        raise SourceError(
+            [Problem(name, _deepest_line(text), f"nested deeper than {MAX_DEPTH} levels")]
+        ) from None
+    except ValueError as exc:  # e.g. an int Python refuses to convert
+        raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
+    _check_depth(data, name)
     return Node(data, name, 1)
+
+
+_LONG_NUMBER = re.compile(rf"[0-9][0-9_]{{{MAX_DIGITS},}}")
+
+
+def _check_text(text: str, name: str) -> None:
+    """Refuse, before parsing, what the parser would choke on: huge numbers, deep nesting."""
+    if len(text) > MAX_FILE_BYTES:
+        raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
+    for number, line in enumerate(text.splitlines(), start=1):
+        if _LONG_NUMBER.search(line):
+            raise SourceError([Problem(name, number, f"a number longer than {MAX_DIGITS} digits")])
+    line = _deepest_line(text)
+    if line:
+        raise SourceError([Problem(name, line, f"nested deeper than {MAX_DEPTH} levels")])
+
+
+def _deepest_line(text: str) -> int:
+    """The first line where flow brackets or indentation nest deeper than MAX_DEPTH, or 0.
+
+    An estimate over the raw text (quotes are not parsed), so it is generous: 2 * MAX_DEPTH
+    brackets or 4 * MAX_DEPTH columns of indentation; `_check_depth` is the exact check.
+    """
+    depth = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        for char in line:
+            if char in "[{":
+                depth += 1
+            elif char in "]}":
+                depth = max(0, depth - 1)
+        indent = len(line) - len(line.lstrip(" "))
+        if depth > 2 * MAX_DEPTH or indent > 4 * MAX_DEPTH:
+            return number
+    return 0
+
+
+def _check_depth(data: object, name: str) -> None:
+    """Refuse documents nested deeper than MAX_DEPTH (validators and schemas recurse).
+
+    Aliases share objects, so an alias bomb is a small graph: each object is walked once
+    per depth it is reached at, never once per path.
+    """
+    seen: dict[int, int] = {}
+    stack: list[tuple[object, int, int]] = [(data, 1, 1)]
+    while stack:
+        value, depth, line = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if seen.get(id(value), 0) >= depth:
+            continue
+        seen[id(value)] = depth
+        if depth > MAX_DEPTH:
+            raise SourceError([Problem(name, line, f"nested deeper than {MAX_DEPTH} levels")])
+        node = Node(value, name, line)
+        if isinstance(value, dict):
+            stack.extend((value[key], depth + 1, node.value_line(key)) for key in value)
+        else:
+            stack.extend((item, depth + 1, node.item_line(i)) for i, item in enumerate(value))
 
 
 def check_keys(
@@ -164,23 +246,57 @@ def _kind(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def scalar_str(node: Node, problems: Problems, what: str) -> str | None:
-    """A string value (numbers are accepted and turned into their YAML spelling)."""
+def scalar_str(
+    node: Node, problems: Problems, what: str, rule: Rule | None = None, *, strict: bool = False
+) -> str | None:
+    """A string value checked against its grammar `rule` (free text when None).
+
+    Numbers are accepted and turned into their YAML spelling, except where `strict`:
+    versions, where YAML's reading of 3.10 as 3.1 would silently change the value.
+    """
     value = node.value
     if isinstance(value, bool) or value is None or isinstance(value, dict | list):
         problems.add(node.file, node.line, f"{what} must be a string, got {_kind(value)}")
         return None
-    return str(value)
+    if strict and not isinstance(value, str):
+        problems.add(
+            node.file,
+            node.line,
+            f'{what} must be a quoted string such as "{value}", got the number {value!r}: '
+            "YAML reads an unquoted 3.10 as the number 3.1",
+        )
+        return None
+    text = str(value)
+    why = grammar.text_problem(text) if rule is None else rule.problem(text)
+    if why is not None:
+        problems.add(node.file, node.line, f'{what} "{_shown(text)}" {why}')
+        return None
+    return text
 
 
-def string_list(node: Node, problems: Problems, what: str) -> list[tuple[str, int]]:
-    """A list of strings, each with its line."""
+def _shown(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def string_list(
+    node: Node,
+    problems: Problems,
+    what: str,
+    rule: Rule | None = None,
+    *,
+    strict: bool = False,
+    non_empty: bool = False,
+) -> list[tuple[str, int]]:
+    """A list of strings, each checked against `rule` (free text when None), with its line."""
     if not node.is_list():
         problems.add(node.file, node.line, f"{what} must be a list, got {_kind(node.value)}")
         return []
+    if non_empty and not node.value:
+        problems.add(node.file, node.line, f"{what} must not be empty")
+        return []
     out: list[tuple[str, int]] = []
     for _, item in node.elements():
-        text = scalar_str(item, problems, f"an entry of {what}")
+        text = scalar_str(item, problems, f"{what}:", rule, strict=strict)
         if text is not None:
             out.append((text, item.line))
     return out
@@ -200,11 +316,4 @@ def version_str(node: Node, problems: Problems, what: str) -> str | None:
             "YAML reads an unquoted 12.10 as the number 12.1",
         )
         return None
-    text = scalar_str(node, problems, what)
-    if text is not None and not _VERSION.fullmatch(text):
-        problems.add(node.file, node.line, f'{what} "{text}" is not a dotted version like "12.8"')
-        return None
-    return text
-
-
-_VERSION = re.compile(r"\d+(\.\d+)*")
+    return scalar_str(node, problems, what, grammar.VERSION)
