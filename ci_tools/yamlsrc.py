@@ -153,12 +153,12 @@ def _check_text(text: str, name: str) -> None:
     """Refuse, before parsing, what the parser would choke on: huge numbers, deep nesting."""
     if len(text) > MAX_FILE_BYTES:
         raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
-    for number, line in enumerate(text.splitlines(), start=1):
-        if _LONG_NUMBER.search(line):
+    for number, content in enumerate(text.splitlines(), start=1):
+        if _LONG_NUMBER.search(content):
             raise SourceError([Problem(name, number, f"a number longer than {MAX_DIGITS} digits")])
-    line = _deepest_line(text)
-    if line:
-        raise SourceError([Problem(name, line, f"nested deeper than {MAX_DEPTH} levels")])
+    deep = _deepest_line(text)
+    if deep:
+        raise SourceError([Problem(name, deep, f"nested deeper than {MAX_DEPTH} levels")])
 
 
 def _deepest_line(text: str) -> int:
