@@ -26,6 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--branch",
         default=None,
+        type=_common.branch_name,
         help="the catalog branch to render (default: the current git branch if the catalog "
         "has it, else main)",
     )
@@ -45,8 +46,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.branch is not None and not args.branch:
-        raise InputError("--branch: empty; name a branch of the catalog, or leave --branch out")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise InputError(f"--out {args.out}: not a folder")
     catalog = _common.load(args)

@@ -32,6 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--branch",
         metavar="B",
+        type=_common.branch_name,
         help="the catalog branch (default: the current git branch if the catalog has it, "
         "else main); without a catalog, only the entries' branch field",
     )
@@ -78,7 +79,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-shards",
-        type=_positive,
+        # Bounded: each shard is a job output the workflow must consume (10**7 never ended).
+        type=_common.bounded_int(1, MAX_SHARDS),
         default=matrix.DEFAULT_MAX_SHARDS,
         metavar="N",
         help=f"most shards of {matrix.SHARD_SIZE} entries the workflow consumes (default: "
@@ -94,14 +96,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+MAX_SHARDS = 64
 
 
 @dataclass(frozen=True, kw_only=True)
