@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 import stat
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,13 +123,20 @@ def load_yaml(path: Path, display_name: str | None = None) -> Node:
 
 def parse_yaml(text: str, name: str) -> Node:
     from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError, YAMLWarning
 
     _check_text(text, name)
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:
-        data = yaml.load(text)
+        # ruamel only warns about some mistakes (an anchor defined twice): errors here.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", YAMLWarning)
+            data = yaml.load(text)
+    except YAMLWarning as exc:
+        line = _warning_line(exc)
+        reason = " ".join(str(exc).split())[:200]
+        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -144,6 +152,14 @@ def parse_yaml(text: str, name: str) -> Node:
         raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
     _check_depth(data, name)
     return Node(data, name, 1)
+
+
+def _warning_line(exc: Exception) -> int:
+    """The line a ruamel warning points at (its last mark: the second anchor), or 1."""
+    marks = [getattr(exc, k, None) for k in ("problem_mark", "context_mark")]
+    lines = [m.line + 1 for m in marks if m is not None and hasattr(m, "line")]
+    found = re.findall(r"line (\d+), column", str(exc))
+    return lines[-1] if lines else (int(found[-1]) if found else 1)
 
 
 _LONG_NUMBER = re.compile(rf"[0-9][0-9_]{{{MAX_DIGITS},}}")
@@ -172,10 +188,11 @@ def _deepest_line(text: str) -> int:
         for char in line:
             if char in "[{":
                 depth += 1
+                if depth > 2 * MAX_DEPTH:
+                    return number
             elif char in "]}":
                 depth = max(0, depth - 1)
-        indent = len(line) - len(line.lstrip(" "))
-        if depth > 2 * MAX_DEPTH or indent > 4 * MAX_DEPTH:
+        if len(line) - len(line.lstrip(" ")) > 4 * MAX_DEPTH:
             return number
     return 0
 
