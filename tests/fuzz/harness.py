@@ -33,6 +33,7 @@ from .mutations import MARKER
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MOCK = REPO_ROOT / "tests" / "nix" / "mock-nixpkgs.nix"
 DOUBLE_FETCH = REPO_ROOT / "tests" / "nix" / "nixpkgs-double" / "fetch.nix"
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)
 FILE_LINE = re.compile(r"(catalog|runners)\.yaml:\d+: ")
 
 
