@@ -268,14 +268,22 @@ def scalar_str(
 ) -> str | None:
     """A string value checked against its grammar `rule` (free text when None).
 
-    Numbers are accepted and turned into their YAML spelling, except where `strict`:
-    versions, where YAML's reading of 3.10 as 3.1 would silently change the value.
+    A number is refused, not turned into its spelling: YAML reads 3.10 as 3.1 and 1e3 as
+    1000.0, and the JSON Schema (ci_tools/schema) says `string` too. `strict` only words the
+    message for versions.
     """
     value = node.value
     if isinstance(value, bool) or value is None or isinstance(value, dict | list):
         problems.add(node.file, node.line, f"{what} must be a string, got {_kind(value)}")
         return None
-    if strict and not isinstance(value, str):
+    if not isinstance(value, str) and not strict:
+        problems.add(
+            node.file,
+            node.line,
+            f'{what} must be a string (quote it: "{value}"), got {_kind(value)}',
+        )
+        return None
+    if not isinstance(value, str):
         problems.add(
             node.file,
             node.line,

@@ -216,7 +216,7 @@ def test_isa_compiler_flags_schedule_that_isa_only(
 def test_branch_pin_schedules_every_variant_of_that_branch(
     repo: Path, main_variants: tuple[Variant, ...]
 ) -> None:
-    change = edit_catalog("rev: fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3", "rev: " + "1" * 40)
+    change = edit_catalog("rev: fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3", "rev: " + "a1" * 20)
     assert changed_since_base(repo, change).names == {v.name for v in main_variants}
 
 
