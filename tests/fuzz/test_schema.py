@@ -36,7 +36,7 @@ RELATIONAL = re.compile(
             r"does not match its name",
             r"cuda_packages is .* but the branch's CUDA",
             r"needs CUDA|CUDA range|min_cuda|max_cuda|CUDA >=|CUDA <=|above|below",
-            r"is not (one of )?(its|the) .*isas|only pairs with|restricted",
+            r"is not (one of )?(its|the) .*isas|only pairs with|pairs only with|restricted",
             r"needs .*-python",
             r"unknown package|no package named|not a package",
             r"platform",
