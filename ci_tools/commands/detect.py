@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 from ci_tools import grammar, hostinfo
 from ci_tools.commands import _common
 from ci_tools.detect import MACHINES, Detection, Host, HostGpu, Recommendation, detect
-from ci_tools.errors import InputError, printable
+from ci_tools.errors import InputError, log_lines, printable
 from ci_tools.model import Platform
 
 ORG_PLACEHOLDER = "<org>"
@@ -94,8 +95,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_json(detection, args.org), indent=2))
     else:
         print(render_text(detection, args.org), end="")
+        in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
         for warning in detection.warnings:
-            print(f"ci-tools: warning: {warning}", file=sys.stderr)
+            # Host text (nvidia-smi names) is quoted in warnings: never a workflow command.
+            for line in log_lines("ci-tools: warning: ", warning, in_actions=in_actions):
+                print(line, file=sys.stderr)
         if not detection.ok:
             print(
                 f"ci-tools: error: no {detection.package} variant on {detection.branch} "
