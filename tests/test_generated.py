@@ -146,3 +146,24 @@ def test_a_committed_journal_is_finished_by_the_next_run(tmp_path: Path) -> None
     (staging / "journal.json").write_text(json.dumps(journal), encoding="utf-8")
     assert fsutil.Transaction(tmp_path).recover() == ["finished an interrupted generate (3 files)"]
     assert _tree(tmp_path) == {f.path: f.text.encode() for f in files}
+
+
+def test_an_unwritable_folder_is_refused_before_anything_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 13: a read-only --out was a traceback. (Simulated: root may write anywhere.)"""
+    (tmp_path / "a.nix").write_text(f"{HEADER}\nold\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    monkeypatch.setattr(fsutil.os, "access", lambda path, mode: False)
+    with pytest.raises(InputError, match="cannot be written"):
+        generated.apply(generated.plan(tmp_path, [_file("a.nix", "new"), _file("lib/b.nix", "b")]))
+    assert _tree(tmp_path) == before
+
+
+def test_a_file_where_a_folder_must_be_is_refused_before_anything_changes(tmp_path: Path) -> None:
+    (tmp_path / "a.nix").write_text(f"{HEADER}\nold\n", encoding="utf-8")
+    (tmp_path / "lib").write_text("a file\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    with pytest.raises(InputError, match=r"lib/b\.nix"):
+        generated.apply(generated.plan(tmp_path, [_file("a.nix", "new"), _file("lib/b.nix", "b")]))
+    assert _tree(tmp_path) == before
