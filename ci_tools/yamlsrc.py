@@ -198,7 +198,8 @@ def _deepest_line(text: str) -> int:
 
 
 def _check_depth(data: object, name: str) -> None:
-    """Refuse documents nested deeper than MAX_DEPTH (validators and schemas recurse).
+    """Refuse documents nested deeper than MAX_DEPTH (validators and schemas recurse), and
+    explicit tags.
 
     Aliases share objects, so an alias bomb is a small graph: each object is walked once
     per depth it is reached at, never once per path.
@@ -207,6 +208,11 @@ def _check_depth(data: object, name: str) -> None:
     stack: list[tuple[object, int, int]] = [(data, 1, 1)]
     while stack:
         value, depth, line = stack.pop()
+        tag = getattr(getattr(value, "tag", None), "value", None)
+        if tag is not None:
+            # A tag (`!!python/object`, `!foo`) means nothing here; the safe loaders of
+            # editors and the JSON Schema refuse it, and so does this one.
+            raise SourceError([Problem(name, line, f'explicit YAML tag "{tag}" is not allowed')])
         if not isinstance(value, dict | list):
             continue
         if seen.get(id(value), 0) >= depth:
