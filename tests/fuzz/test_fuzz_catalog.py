@@ -1,6 +1,6 @@
 """Mutated catalogs through `generate --out`, `generate --check` and `matrix` (issue 12).
 
-Every mutation runs in-process (speed); a sample also runs as real subprocesses. The
+Mutations run in-process (speed), except a sample run as real subprocesses. The
 invariants are those of harness.py; the counts are printed at the end (`-s` shows them).
 """
 
