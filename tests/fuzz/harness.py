@@ -173,10 +173,16 @@ def nix_env(state: Path) -> dict[str, str]:
     }
 
 
+CHUNK = 100  # files per nix-instantiate call: an argument list has a size limit
+
+
 def nix_parse(files: Sequence[Path], state: Path) -> None:
-    """I5: every file parses (one nix-instantiate for all of them)."""
-    if not files:
-        return
+    """I5: every file parses (one nix-instantiate per CHUNK files)."""
+    for start in range(0, len(files), CHUNK):
+        _nix_parse(files[start : start + CHUNK], state)
+
+
+def _nix_parse(files: Sequence[Path], state: Path) -> None:
     done = subprocess.run(
         [shutil.which("nix-instantiate") or "nix-instantiate", "--parse", *map(str, files)],
         env=nix_env(state),
@@ -202,7 +208,14 @@ SHELL_ATTRIBUTES = ("preConfigure", "preBuild", "postPatch", "postFixup", "postI
 
 
 def shell_snippets(recipes: Sequence[Path], state: Path) -> dict[str, str]:
-    """Each recipe's shell hooks, as Nix renders them (one evaluation for all)."""
+    """Each recipe's shell hooks, as Nix renders them (one evaluation per CHUNK recipes)."""
+    out: dict[str, str] = {}
+    for start in range(0, len(recipes), CHUNK // 4):
+        out.update(_shell_snippets(recipes[start : start + CHUNK // 4], state))
+    return out
+
+
+def _shell_snippets(recipes: Sequence[Path], state: Path) -> dict[str, str]:
     names = " ".join(f'"{name}"' for name in SHELL_ATTRIBUTES)
     entries = []
     for recipe in recipes:
