@@ -9,11 +9,11 @@ sibling, duplicate names), which `variants.expand` checks while building the var
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from ci_tools import grammar
 from ci_tools.model import (
     Branch,
     Catalog,
@@ -43,17 +43,16 @@ OVERLAYS_DIR = "nix/overlays"
 
 T = TypeVar("T")
 
-_IDENT = re.compile(r"[a-z][a-z0-9_]*")
-_PACKAGE_NAME = re.compile(r"[a-z][a-z0-9]*")
-_SM = re.compile(r"sm\d+")
-_CAPABILITY = re.compile(r"\d+\.\d")
-_REV = re.compile(r"[0-9a-f]{40}")
-_SHA256 = re.compile(r"(sha256-[A-Za-z0-9+/]{43}=|[0-9a-df-np-sv-z]{52}|[0-9a-f]{64})")
-_CUDA_PACKAGES = re.compile(r"cudaPackages(_\d+(_\d+)?)?")
-_SRI_SHA256 = re.compile(r"sha256-[A-Za-z0-9+/]{43}=")
-_PYTHON = re.compile(r"3\.\d{1,2}")
-_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
-_NIX_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*")
+# The value grammars live in ci_tools/grammar.py (shared with the runner inventory and the
+# JSON Schema); these names keep the checks below short.
+_IDENT = grammar.IDENT
+_PACKAGE_NAME = grammar.PACKAGE_NAME
+_SM = grammar.SM
+_BRANCH = grammar.BRANCH
+
+
+def _ok(rule: grammar.Rule, text: str) -> bool:
+    return rule.problem(text) is None
 
 
 def find_catalog(root: Path) -> Path | None:
@@ -116,7 +115,23 @@ def _build(root: Node, path: Path, problems: Problems) -> Catalog | None:
                     f'{gpu.name}: unknown ISA "{isa}" in its isas{did_you_mean(isa, set(isas))}',
                 )
     for package in packages.values():
-        if package.requires is not None and package.requires not in packages:
+        if package.requires == package.name:
+            problems.add(
+                root.file,
+                package.line,
+                f"package {package.name} requires itself; `requires` names another package "
+                "(Nix would recurse forever)",
+            )
+        elif package.requires is not None and package.requires in packages:
+            base = packages[package.requires]
+            if base.requires is not None:
+                problems.add(
+                    root.file,
+                    package.line,
+                    f"package {package.name} requires {base.name}, which requires "
+                    f"{base.requires}: a required package must itself require nothing",
+                )
+        elif package.requires is not None and package.requires not in packages:
             problems.add(
                 root.file,
                 package.line,
@@ -148,7 +163,7 @@ def _mapping_of(
     key: str,
     problems: Problems,
     build: Callable[[str, Node, Problems], T | None],
-    name_rule: re.Pattern[str] = _IDENT,
+    name_rule: grammar.Rule = _IDENT,
 ) -> dict[str, T]:
     if key not in root.value:
         return {}
@@ -161,12 +176,9 @@ def _mapping_of(
     out: dict[str, T] = {}
     for name, node in table.items():
         rule = _SM if key == "gpus" else (_PACKAGE_NAME if key == "packages" else name_rule)
-        if not rule.fullmatch(name):
-            problems.add(
-                node.file,
-                node.line,
-                f'{key}: "{name}" is not a valid name (expected {rule.pattern})',
-            )
+        why = rule.problem(name)
+        if why is not None:
+            problems.add(node.file, node.line, f'{key}: "{name}" {why}')
             continue
         value_node = Node(node.value, node.file, node.line)
         item = build(name, value_node, problems)
@@ -175,10 +187,12 @@ def _mapping_of(
     return out
 
 
-def _optional_str(node: Node, key: str, problems: Problems, what: str) -> str | None:
+def _optional_str(
+    node: Node, key: str, problems: Problems, what: str, rule: grammar.Rule | None = None
+) -> str | None:
     if key not in node.value:
         return None
-    return scalar_str(node.child(key), problems, what)
+    return scalar_str(node.child(key), problems, what, rule)
 
 
 def _package(name: str, node: Node, problems: Problems) -> Package | None:
@@ -195,7 +209,7 @@ def _package(name: str, node: Node, problems: Problems) -> Package | None:
         if "attribute" in node.value
         else None
     )
-    if attribute is not None and not _NIX_IDENT.fullmatch(attribute):
+    if attribute is not None and not _ok(grammar.NIX_IDENT, attribute):
         problems.add(
             node.file,
             node.value_line("attribute"),
@@ -204,8 +218,11 @@ def _package(name: str, node: Node, problems: Problems) -> Package | None:
         attribute = None
     if attribute is None:
         return None
-    import_name = _optional_str(node, "import_name", problems, f"{name}.import_name") or attribute
-    requires = _optional_str(node, "requires", problems, f"{name}.requires")
+    import_name = (
+        _optional_str(node, "import_name", problems, f"{name}.import_name", grammar.NIX_IDENT)
+        or attribute
+    )
+    requires = _optional_str(node, "requires", problems, f"{name}.requires", grammar.PACKAGE_NAME)
     return Package(
         name=name, attribute=attribute, import_name=import_name, requires=requires, line=node.line
     )
@@ -240,22 +257,24 @@ def _isa(name: str, node: Node, problems: Problems) -> Isa | None:
         )
         return None
     level = node.value["level"]
-    if not isinstance(level, int) or isinstance(level, bool) or level < 0:
+    if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= 100:
         problems.add(
-            node.file, node.value_line("level"), f"{name}.level must be a whole number >= 0"
+            node.file, node.value_line("level"), f"{name}.level must be a whole number 0 to 100"
         )
         return None
-    flags = string_list(node.child("compiler_flags"), problems, f"{name}.compiler_flags")
-    for flag, line in flags:
-        if not flag.startswith("-m") or any(c.isspace() or c in "\"'$`\\" for c in flag):
-            problems.add(
-                node.file,
-                line,
-                f'{name}: compiler flag "{flag}" must be one -m... flag without quotes or spaces',
-            )
-    cpuinfo = string_list(node.child("cpuinfo"), problems, f"{name}.cpuinfo")
+    flags = string_list(
+        node.child("compiler_flags"),
+        problems,
+        f"{name}.compiler_flags",
+        grammar.COMPILER_FLAG,
+        non_empty=True,
+    )
+    # An empty cpuinfo would make every host look able to run the ISA (no SIGILL guard).
+    cpuinfo = string_list(
+        node.child("cpuinfo"), problems, f"{name}.cpuinfo", grammar.CPUINFO_FLAG, non_empty=True
+    )
     disables = (
-        string_list(node.child("disables"), problems, f"{name}.disables")
+        string_list(node.child("disables"), problems, f"{name}.disables", grammar.FEATURE)
         if "disables" in node.value
         else []
     )
@@ -267,11 +286,11 @@ def _isa(name: str, node: Node, problems: Problems) -> Isa | None:
         compiler_flags=tuple(f for f, _ in flags),
         cpuinfo=tuple(f for f, _ in cpuinfo),
         torch_capability=_optional_str(
-            node, "torch_capability", problems, f"{name}.torch_capability"
+            node, "torch_capability", problems, f"{name}.torch_capability", grammar.TORCH_CAPABILITY
         )
         or "DEFAULT",
         disables=tuple(d for d, _ in disables),
-        workload=_optional_str(node, "workload", problems, f"{name}.workload"),
+        workload=_optional_str(node, "workload", problems, f"{name}.workload", grammar.WORKLOAD),
         hardware=_optional_str(node, "hardware", problems, f"{name}.hardware") or "",
         line=node.line,
     )
@@ -289,7 +308,7 @@ def _gpu(name: str, node: Node, problems: Problems) -> Gpu | None:
     if "capability" not in node.value:
         return None
     capability = version_str(node.child("capability"), problems, f"{name}.capability")
-    if capability is not None and not _CAPABILITY.fullmatch(capability):
+    if capability is not None and not _ok(grammar.CAPABILITY, capability):
         problems.add(
             node.file,
             node.value_line("capability"),
@@ -341,8 +360,6 @@ def _gpu(name: str, node: Node, problems: Problems) -> Gpu | None:
 
 _BRANCH_KEYS = ("versions", "python", "nixpkgs", "variants")
 _ONE_TOOLKIT_KEYS = ("cuda", "cuda_packages", "min_driver")
-_TOOLKIT_NAME = re.compile(r"cuda\d+_\d+")
-_OVERLAY_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
 
 
 def _branch(name: str, node: Node, problems: Problems) -> Branch | None:
@@ -369,12 +386,15 @@ def _branch(name: str, node: Node, problems: Problems) -> Branch | None:
     else:
         problems.add(vnode.file, vnode.line, f"{name}.versions must map package names to versions")
     pythons = []
-    for text, line in string_list(node.child("python"), problems, f"{name}.python"):
-        if not _PYTHON.fullmatch(text):
-            problems.add(
-                node.file, line, f'{name}.python: "{text}" is not a Python version like "3.13"'
-            )
-        elif text in pythons:
+    for text, line in string_list(
+        node.child("python"),
+        problems,
+        f"{name}.python",
+        grammar.PYTHON,
+        strict=True,
+        non_empty=True,
+    ):
+        if text in pythons:
             problems.add(node.file, line, f'{name}.python lists "{text}" twice')
         else:
             pythons.append(text)
@@ -420,7 +440,7 @@ def _toolkits(
     seen: dict[str, Toolkit] = {}
     for key, child in node.items():
         tnode = Node(child.value, child.file, child.line)
-        if not _TOOLKIT_NAME.fullmatch(key):
+        if not _ok(grammar.TOOLKIT, key):
             problems.add(
                 tnode.file,
                 tnode.line,
@@ -474,7 +494,11 @@ def _toolkit(
         return None
     cuda = version_str(node.child("cuda"), problems, f"{what}.cuda")
     min_driver = node.value.get("min_driver", 0)
-    if not isinstance(min_driver, int) or isinstance(min_driver, bool):
+    if (
+        not isinstance(min_driver, int)
+        or isinstance(min_driver, bool)
+        or not 0 <= min_driver < 10000
+    ):
         problems.add(
             node.file,
             node.value_line("min_driver"),
@@ -482,7 +506,7 @@ def _toolkit(
         )
         min_driver = 0
     cuda_packages = scalar_str(node.child("cuda_packages"), problems, f"{what}.cuda_packages")
-    if cuda_packages is not None and not _CUDA_PACKAGES.fullmatch(cuda_packages):
+    if cuda_packages is not None and not _ok(grammar.CUDA_PACKAGES, cuda_packages):
         problems.add(
             node.file,
             node.value_line("cuda_packages"),
@@ -534,7 +558,7 @@ def _overlays(node: Node, what: str, problems: Problems) -> tuple[tuple[str, ...
     names: list[str] = []
     lines: list[int] = []
     for text, line in string_list(node.child("overlays"), problems, f"{what}.overlays"):
-        if not _OVERLAY_NAME.fullmatch(text):
+        if not _ok(grammar.OVERLAY, text):
             problems.add(
                 node.file,
                 line,
@@ -570,7 +594,7 @@ def _sources(branch: str, node: Node, versions: dict[str, str], problems: Proble
             continue
         version = version_str(entry.child("version"), problems, f"{what}.version")
         hash_ = scalar_str(entry.child("hash"), problems, f"{what}.hash")
-        if hash_ is not None and not _SRI_SHA256.fullmatch(hash_):
+        if hash_ is not None and not _ok(grammar.SRI_SHA256, hash_):
             problems.add(
                 entry.file,
                 entry.value_line("hash"),
@@ -600,7 +624,7 @@ def _nixpkgs(branch: str, node: Node, problems: Problems) -> tuple[str | None, s
         if "rev" in node.value
         else None
     )
-    if rev is not None and not _REV.fullmatch(rev):
+    if rev is not None and not _ok(grammar.NIXPKGS_REV, rev):
         problems.add(
             node.file,
             node.value_line("rev"),
@@ -610,7 +634,7 @@ def _nixpkgs(branch: str, node: Node, problems: Problems) -> tuple[str | None, s
     sha256 = None
     if "sha256" in node.value:
         sha256 = scalar_str(node.child("sha256"), problems, f"{branch}.nixpkgs.sha256")
-        if sha256 is not None and not _SHA256.fullmatch(sha256):
+        if sha256 is not None and not _ok(grammar.NIX_SHA256, sha256):
             problems.add(
                 node.file,
                 node.value_line("sha256"),

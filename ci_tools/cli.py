@@ -7,14 +7,24 @@ jinja2 or PyGithub. `main()` is the only place that turns errors into exit codes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 
 from ci_tools import __version__
-from ci_tools.errors import EXIT_BAD_INPUT, CiToolsError, SourceError
+from ci_tools.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    CiToolsError,
+    SourceError,
+    escape_data,
+    escape_property,
+    log_lines,
+)
 
 # command -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -72,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(args_list)
     try:
         result: int = _load(args.command).run(args)
+        _flush_stdout()
         return result
     except CiToolsError as exc:
         _report(exc)
@@ -79,21 +90,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ci-tools: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # A path the user named that cannot be written or read (`--out` is a file, a
+        # read-only folder, a full disk under stdout): what failed and where, no traceback.
+        _report(_os_error(exc))
+        return EXIT_BAD_INPUT if exc.filename is not None else EXIT_FAILED
+
+
+def _flush_stdout() -> None:
+    """Flush now, so a full disk or closed pipe under stdout is an error here, not at exit."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        # Python flushes stdout again at exit and would print a traceback-like warning:
+        # point the descriptor at /dev/null so the error below is the only message.
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        raise CiToolsError(f"cannot write the output: {exc.strerror or exc}") from None
+
+
+def _os_error(exc: OSError) -> CiToolsError:
+    where = f"{exc.filename}: " if exc.filename is not None else ""
+    error = CiToolsError(f"{where}{exc.strerror or exc}")
+    if exc.filename is not None:
+        error.exit_code = EXIT_BAD_INPUT
+    return error
 
 
 def _report(exc: CiToolsError) -> None:
-    print(f"ci-tools: error: {exc}", file=sys.stderr)
-    if isinstance(exc, SourceError) and os.environ.get("GITHUB_ACTIONS") == "true":
-        for problem in exc.problems:
-            print(
-                f"::error file={_escape_property(problem.file)},line={problem.line}::"
-                f"{_escape_data(problem.message)}"
+    in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    text = "\n".join(log_lines("ci-tools: error: ", str(exc), in_actions=in_actions)) + "\n"
+    annotations = ""
+    if in_actions:
+        # The annotations go to stdout, where the runner reads them; every one is escaped.
+        problems = exc.problems if isinstance(exc, SourceError) else []
+        annotations = (
+            "".join(
+                f"::error file={escape_property(p.file)},line={p.line}::{escape_data(p.message)}\n"
+                for p in problems
             )
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+            or f"::error::{escape_data(str(exc))}\n"
+        )
+    # Nowhere left to say it when a stream itself fails; the exit code still does.
+    for stream, chunk in ((sys.stderr, text), (sys.stdout, annotations)):
+        with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
+            stream.write(chunk)
+            stream.flush()

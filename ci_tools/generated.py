@@ -1,15 +1,21 @@
 """Generated files on disk: what differs from the rendering, and bringing the disk in line.
 
-`generate` owns only files that carry the generated-file header. It writes missing and stale
-ones, deletes generated ones the catalog no longer produces, and never touches a file without
-the header: one in the way is reported instead.
+`generate` owns only files that carry the generated-file header **and** lie in a folder the
+rendering writes to (not below it): it writes missing and stale ones, deletes generated ones
+the catalog no longer produces, and never touches anything else; a file without the header
+where the rendering puts one is reported instead.
+
+Writing is one transaction (`fsutil.Transaction`): every new file is staged in full inside the
+output folder, a journal is committed, then the files are renamed into place. A run killed
+before the commit leaves the folder as it was; one killed after it is finished by the next
+run. `--check` reports what an interrupted run left behind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ci_tools import fsutil
 from ci_tools.errors import InputError
@@ -26,13 +32,19 @@ class Plan:
     extra: tuple[str, ...]  # generated files the rendering no longer holds
     foreign: tuple[str, ...]  # files without the header where the rendering puts one
     unchanged: int
+    leftovers: tuple[str, ...] = ()  # what an interrupted run left (staging, temp files)
+    folders: tuple[str, ...] = ()  # where the rendering writes, relative to `out_dir`
 
     @property
     def current(self) -> bool:
-        return not (self.missing or self.stale or self.extra or self.foreign)
+        return not (self.missing or self.stale or self.extra or self.foreign or self.leftovers)
 
 
 def plan(out_dir: Path, files: Iterable[RenderedFile]) -> Plan:
+    files = tuple(files)
+    _check_paths(files)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"--out {out_dir}: not a folder")
     missing: list[RenderedFile] = []
     stale: list[RenderedFile] = []
     foreign: list[str] = []
@@ -49,7 +61,9 @@ def plan(out_dir: Path, files: Iterable[RenderedFile]) -> Plan:
             stale.append(file)
         else:
             foreign.append(file.path)
-    extra = sorted(path for path in _generated_nix_files(out_dir) if path not in wanted)
+    folders = write_folders(files)
+    searched = tuple(dict.fromkeys((*folders, *retired_folders(folders))))
+    extra = sorted(path for path in _generated_nix_files(out_dir, searched) if path not in wanted)
     return Plan(
         out_dir=out_dir,
         missing=tuple(missing),
@@ -57,21 +71,50 @@ def plan(out_dir: Path, files: Iterable[RenderedFile]) -> Plan:
         extra=tuple(extra),
         foreign=tuple(sorted(foreign)),
         unchanged=unchanged,
+        leftovers=tuple(fsutil.leftovers(out_dir, [out_dir / f for f in folders])),
+        folders=folders,
     )
 
 
-def apply(plan: Plan) -> None:
-    """Write missing and stale files, then delete extra ones. Refuses if a file is in the way."""
+def write_folders(files: Sequence[RenderedFile]) -> tuple[str, ...]:
+    """The folders (relative to the output folder) the rendering writes files into."""
+    return tuple(sorted({PurePosixPath(f.path).parent.as_posix() for f in files}))
+
+
+# Folders below a write folder where earlier versions of ci-tools rendered the shared
+# builders (`.flox/pkgs/lib/`): flox lists every file there as a package (`lib.torch-cuda`), so
+# the generated ones left behind are extra like any stale recipe.
+RETIRED_SUBFOLDERS = ("lib",)
+
+
+def retired_folders(folders: Sequence[str]) -> tuple[str, ...]:
+    return tuple(
+        (PurePosixPath(folder) / sub).as_posix() for folder in folders for sub in RETIRED_SUBFOLDERS
+    )
+
+
+def apply(plan: Plan, also: Sequence[tuple[Path, str]] = ()) -> list[str]:
+    """Write missing and stale files (and `also`: other paths, e.g. the README), delete extra
+    ones, all in one transaction. Refuses if a file is in the way. Returns what was recovered
+    from an interrupted run."""
     if plan.foreign:
         listed = "\n".join(f"  {plan.out_dir / path}" for path in plan.foreign)
         raise InputError(
             "these files lack the generated-file header, so generate will not overwrite them; "
             f"move them away or delete them, then run generate again:\n{listed}"
         )
-    for file in (*plan.missing, *plan.stale):
-        fsutil.atomic_write_text(plan.out_dir / file.path, file.text)
-    for path in plan.extra:
-        (plan.out_dir / path).unlink()
+    rendered = [(plan.out_dir / f.path, f.text) for f in (*plan.missing, *plan.stale)]
+    deletes = [plan.out_dir / path for path in plan.extra]
+    folders = tuple(plan.out_dir / folder for folder in plan.folders)
+    return fsutil.Transaction(plan.out_dir, folders).run([*rendered, *also], deletes)
+
+
+def _check_paths(files: Sequence[RenderedFile]) -> None:
+    """A rendered path stays inside the output folder (names come from the catalog)."""
+    for file in files:
+        parts = PurePosixPath(file.path).parts
+        if not parts or file.path.startswith("/") or ".." in parts or "\\" in file.path:
+            raise InputError(f'"{file.path}" would be written outside the output folder')
 
 
 def _read(path: Path) -> str | None:
@@ -79,16 +122,21 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    except (UnicodeDecodeError, IsADirectoryError):
+    except (UnicodeDecodeError, IsADirectoryError, NotADirectoryError, PermissionError):
         return ""  # not ours whatever it is: reported as in the way, never overwritten
 
 
-def _generated_nix_files(out_dir: Path) -> list[str]:
-    if not out_dir.is_dir():
-        return []
+def _generated_nix_files(out_dir: Path, folders: Iterable[str]) -> list[str]:
+    """Generated `.nix` files directly in the folders the rendering writes to."""
     found = []
-    for path in out_dir.rglob("*.nix"):
-        text = _read(path)
-        if path.is_file() and text is not None and is_generated(text):
-            found.append(path.relative_to(out_dir).as_posix())
+    for folder in folders:
+        directory = out_dir / folder
+        if not directory.is_dir():
+            continue
+        for path in directory.glob("*.nix"):
+            if not path.is_file() or path.is_symlink():
+                continue
+            text = _read(path)
+            if text is not None and is_generated(text):
+                found.append(path.relative_to(out_dir).as_posix())
     return found

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from ci_tools import errors
 from ci_tools.errors import InputError
 
 
@@ -74,4 +75,4 @@ def _annotate(level: str, message: str, env: Mapping[str, str], stream: TextIO |
 
 def escape_data(text: str) -> str:
     """Workflow-command escaping, so a message cannot end early or inject a command."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return errors.escape_data(text)

@@ -14,13 +14,13 @@ The file is optional: without it every platform gets the default pool and no tes
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
+from ci_tools import grammar
 from ci_tools.errors import InputError, Problem, SourceError
 from ci_tools.model import Kind, Platform
 from ci_tools.yamlsrc import (
@@ -45,9 +45,6 @@ DEFAULT_TIMEOUTS: Mapping[Kind, int] = {Kind.GPU: 360, Kind.CPU: 180, Kind.DARWI
 
 # GitHub cancels a self-hosted job after 5 days whatever the workflow says.
 MAX_TIMEOUT = 5 * 24 * 60
-
-_FLAG = re.compile(r"[a-z0-9_]+")
-_SM = re.compile(r"sm\d+")
 
 
 class CheckScope(StrEnum):
@@ -311,7 +308,7 @@ def _test_runner(
     if "sm" in node.value:
         sm = scalar_str(node.child("sm"), problems, f"{what}.sm")
         line = node.value_line("sm")
-        if sm is not None and not _SM.fullmatch(sm):
+        if sm is not None and grammar.SM.problem(sm) is not None:
             problems.add(node.file, line, f'{what}.sm "{sm}" must look like "sm90"')
             sm = None
         elif sm is not None and known_sms is not None and sm not in known_sms:
@@ -337,26 +334,19 @@ def _test_runner(
 def _labels(node: Node, problems: Problems, what: str) -> tuple[str, ...] | None:
     if "labels" not in node.value:
         return None
-    entries = string_list(node.child("labels"), problems, f"{what}.labels")
-    if not entries:
-        problems.add(node.file, node.value_line("labels"), f"{what}.labels must not be empty")
-        return None
-    bad = [(label, line) for label, line in entries if not label.strip() or "," in label]
-    for label, line in bad:
-        problems.add(node.file, line, f'{what}.labels: "{label}" is not a runner label')
-    return None if bad else tuple(label for label, _ in entries)
+    before = len(problems.items)
+    entries = string_list(
+        node.child("labels"), problems, f"{what}.labels", grammar.RUNNER_LABEL, non_empty=True
+    )
+    return None if len(problems.items) > before else tuple(label for label, _ in entries)
 
 
 def _flags(node: Node, problems: Problems, what: str) -> frozenset[str] | None:
-    entries = string_list(node.child("cpu_flags"), problems, f"{what}.cpu_flags")
-    bad = [(flag, line) for flag, line in entries if not _FLAG.fullmatch(flag)]
-    for flag, line in bad:
-        problems.add(
-            node.file,
-            line,
-            f'{what}.cpu_flags: "{flag}" is not a /proc/cpuinfo flag (lower case, like avx512_bf16)',
-        )
-    return None if bad else frozenset(flag for flag, _ in entries)
+    before = len(problems.items)
+    entries = string_list(
+        node.child("cpu_flags"), problems, f"{what}.cpu_flags", grammar.CPUINFO_FLAG
+    )
+    return None if len(problems.items) > before else frozenset(flag for flag, _ in entries)
 
 
 def _timeouts(node: Node, problems: Problems, what: str) -> Mapping[Kind, int] | None:

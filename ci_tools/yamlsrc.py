@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import difflib
 import re
+import stat
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ci_tools import grammar
 from ci_tools.errors import Problem, SourceError
+from ci_tools.grammar import Rule
 
 
 @dataclass
@@ -92,10 +96,23 @@ class Node:
         return isinstance(self.value, list)
 
 
+# Bounds on what an input file may be: far above any real catalog, far below what makes the
+# parser recurse out of stack (ruamel's composer recurses per level) or Python refuse an int.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 32
+MAX_DIGITS = 100
+
+
 def load_yaml(path: Path, display_name: str | None = None) -> Node:
     """Load one YAML file; a syntax error becomes a SourceError naming file:line."""
     name = display_name or str(path)
     try:
+        # Only a regular file: a FIFO or a device would block the read, or never end.
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise SourceError([Problem(name, 1, "not a regular file (a folder, FIFO or device)")])
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SourceError([Problem(name, 1, "file not found")]) from None
@@ -106,12 +123,20 @@ def load_yaml(path: Path, display_name: str | None = None) -> Node:
 
 def parse_yaml(text: str, name: str) -> Node:
     from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError, YAMLWarning
 
+    _check_text(text, name)
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     try:
-        data = yaml.load(text)
+        # ruamel only warns about some mistakes (an anchor defined twice): errors here.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", YAMLWarning)
+            data = yaml.load(text)
+    except YAMLWarning as exc:
+        line = _warning_line(exc)
+        reason = " ".join(str(exc).split())[:200]
+        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -119,7 +144,87 @@ def parse_yaml(text: str, name: str) -> Node:
         raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
     except YAMLError as exc:
         raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
+    except RecursionError:
+        raise SourceError(
+            [Problem(name, _deepest_line(text), f"nested deeper than {MAX_DEPTH} levels")]
+        ) from None
+    except ValueError as exc:  # e.g. an int Python refuses to convert
+        raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
+    _check_depth(data, name)
     return Node(data, name, 1)
+
+
+def _warning_line(exc: Exception) -> int:
+    """The line a ruamel warning points at (its last mark: the second anchor), or 1."""
+    marks = [getattr(exc, k, None) for k in ("problem_mark", "context_mark")]
+    lines = [m.line + 1 for m in marks if m is not None and hasattr(m, "line")]
+    found = re.findall(r"line (\d+), column", str(exc))
+    return lines[-1] if lines else (int(found[-1]) if found else 1)
+
+
+_LONG_NUMBER = re.compile(rf"[0-9][0-9_]{{{MAX_DIGITS},}}")
+
+
+def _check_text(text: str, name: str) -> None:
+    """Refuse, before parsing, what the parser would choke on: huge numbers, deep nesting."""
+    if len(text) > MAX_FILE_BYTES:
+        raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
+    for number, content in enumerate(text.splitlines(), start=1):
+        if _LONG_NUMBER.search(content):
+            raise SourceError([Problem(name, number, f"a number longer than {MAX_DIGITS} digits")])
+    deep = _deepest_line(text)
+    if deep:
+        raise SourceError([Problem(name, deep, f"nested deeper than {MAX_DEPTH} levels")])
+
+
+def _deepest_line(text: str) -> int:
+    """The first line where flow brackets or indentation nest deeper than MAX_DEPTH, or 0.
+
+    An estimate over the raw text (quotes are not parsed), so it is generous: 2 * MAX_DEPTH
+    brackets or 4 * MAX_DEPTH columns of indentation; `_check_depth` is the exact check.
+    """
+    depth = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        for char in line:
+            if char in "[{":
+                depth += 1
+                if depth > 2 * MAX_DEPTH:
+                    return number
+            elif char in "]}":
+                depth = max(0, depth - 1)
+        if len(line) - len(line.lstrip(" ")) > 4 * MAX_DEPTH:
+            return number
+    return 0
+
+
+def _check_depth(data: object, name: str) -> None:
+    """Refuse documents nested deeper than MAX_DEPTH (validators and schemas recurse), and
+    explicit tags.
+
+    Aliases share objects, so an alias bomb is a small graph: each object is walked once
+    per depth it is reached at, never once per path.
+    """
+    seen: dict[int, int] = {}
+    stack: list[tuple[object, int, int]] = [(data, 1, 1)]
+    while stack:
+        value, depth, line = stack.pop()
+        tag = getattr(getattr(value, "tag", None), "value", None)
+        if tag is not None:
+            # A tag (`!!python/object`, `!foo`) means nothing here; the safe loaders of
+            # editors and the JSON Schema refuse it, and so does this one.
+            raise SourceError([Problem(name, line, f'explicit YAML tag "{tag}" is not allowed')])
+        if not isinstance(value, dict | list):
+            continue
+        if seen.get(id(value), 0) >= depth:
+            continue
+        seen[id(value)] = depth
+        if depth > MAX_DEPTH:
+            raise SourceError([Problem(name, line, f"nested deeper than {MAX_DEPTH} levels")])
+        node = Node(value, name, line)
+        if isinstance(value, dict):
+            stack.extend((value[key], depth + 1, node.value_line(key)) for key in value)
+        else:
+            stack.extend((item, depth + 1, node.item_line(i)) for i, item in enumerate(value))
 
 
 def check_keys(
@@ -164,23 +269,65 @@ def _kind(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def scalar_str(node: Node, problems: Problems, what: str) -> str | None:
-    """A string value (numbers are accepted and turned into their YAML spelling)."""
+def scalar_str(
+    node: Node, problems: Problems, what: str, rule: Rule | None = None, *, strict: bool = False
+) -> str | None:
+    """A string value checked against its grammar `rule` (free text when None).
+
+    A number is refused, not turned into its spelling: YAML reads 3.10 as 3.1 and 1e3 as
+    1000.0, and the JSON Schema (ci_tools/schema) says `string` too. `strict` only words the
+    message for versions.
+    """
     value = node.value
     if isinstance(value, bool) or value is None or isinstance(value, dict | list):
         problems.add(node.file, node.line, f"{what} must be a string, got {_kind(value)}")
         return None
-    return str(value)
+    if not isinstance(value, str) and not strict:
+        problems.add(
+            node.file,
+            node.line,
+            f'{what} must be a string (quote it: "{value}"), got {_kind(value)}',
+        )
+        return None
+    if not isinstance(value, str):
+        problems.add(
+            node.file,
+            node.line,
+            f'{what} must be a quoted string such as "{value}", got the number {value!r}: '
+            "YAML reads an unquoted 3.10 as the number 3.1",
+        )
+        return None
+    text = str(value)
+    why = grammar.text_problem(text) if rule is None else rule.problem(text)
+    if why is not None:
+        problems.add(node.file, node.line, f'{what} "{_shown(text)}" {why}')
+        return None
+    return text
 
 
-def string_list(node: Node, problems: Problems, what: str) -> list[tuple[str, int]]:
-    """A list of strings, each with its line."""
+def _shown(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def string_list(
+    node: Node,
+    problems: Problems,
+    what: str,
+    rule: Rule | None = None,
+    *,
+    strict: bool = False,
+    non_empty: bool = False,
+) -> list[tuple[str, int]]:
+    """A list of strings, each checked against `rule` (free text when None), with its line."""
     if not node.is_list():
         problems.add(node.file, node.line, f"{what} must be a list, got {_kind(node.value)}")
         return []
+    if non_empty and not node.value:
+        problems.add(node.file, node.line, f"{what} must not be empty")
+        return []
     out: list[tuple[str, int]] = []
     for _, item in node.elements():
-        text = scalar_str(item, problems, f"an entry of {what}")
+        text = scalar_str(item, problems, f"{what}:", rule, strict=strict)
         if text is not None:
             out.append((text, item.line))
     return out
@@ -200,11 +347,4 @@ def version_str(node: Node, problems: Problems, what: str) -> str | None:
             "YAML reads an unquoted 12.10 as the number 12.1",
         )
         return None
-    text = scalar_str(node, problems, what)
-    if text is not None and not _VERSION.fullmatch(text):
-        problems.add(node.file, node.line, f'{what} "{text}" is not a dotted version like "12.8"')
-        return None
-    return text
-
-
-_VERSION = re.compile(r"\d+(\.\d+)*")
+    return scalar_str(node, problems, what, grammar.VERSION)

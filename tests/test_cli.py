@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from ci_tools import cli
+from ci_tools import cli, errors
 
 from .conftest import REPO_ROOT, CliRunner
 
@@ -54,14 +55,49 @@ def test_catalog_error_is_annotated_under_github_actions(
 
 
 def test_annotation_escaping() -> None:
-    assert cli._escape_data("50%\nnext") == "50%25%0Anext"
-    assert cli._escape_property("a:b,c") == "a%3Ab%2Cc"
+    assert errors.escape_data("50%\nnext") == "50%25%0Anext"
+    assert errors.escape_property("a:b,c") == "a%3Ab%2Cc"
+
+
+def _is_workflow_command(line: str) -> bool:
+    """As the runner reads a log line (actions/runner ActionCommand.cs TryParseV2/TryParse)."""
+    return line.lstrip().startswith("::") or "##[" in line
+
+
+def test_catalog_text_cannot_emit_workflow_commands(run_cli: CliRunner, tmp_path: Path) -> None:
+    """Issue 12 item 12: a catalog key or value quoted in an error is never a command."""
+    shutil.copy(REPO_ROOT / "catalog.yaml", tmp_path / "catalog.yaml")
+    text = (tmp_path / "catalog.yaml").read_text(encoding="utf-8")
+    text = text.replace(
+        "  avx2:\n",
+        '  "x\\n::add-mask::secret\\n##[warning]v1":\n    level: 1\n'
+        '  "\\n  ::warning::indented":\n    level: 1\n  avx2:\n',
+        1,
+    )
+    (tmp_path / "catalog.yaml").write_text(text, encoding="utf-8")
+    result = run_cli("matrix", "--branch", "main", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert result.returncode == 2, result.stderr
+    assert "add-mask" in result.stderr and "warning" in result.stderr  # quoted, not obeyed
+    lines = (result.stdout + result.stderr).splitlines()
+    commands = [line for line in lines if _is_workflow_command(line)]
+    assert commands, "the problems are still annotated"
+    for line in commands:
+        assert line.startswith("::error file=catalog.yaml,line="), line
+        assert "::add-mask::" not in line.split("::", 2)[1]
+        assert "##[" not in line
+
+
+def test_every_error_line_is_escaped_under_github_actions() -> None:
+    lines = errors.log_lines(
+        "ci-tools: error: ", "one\n  ::add-mask::x\n##[group]y", in_actions=True
+    )
+    assert not any(_is_workflow_command(line) for line in lines)
 
 
 def test_parser_imports_only_the_chosen_command() -> None:
     # A fresh interpreter: in this one, other tests may have imported every command already.
     probe = (
-        "import sys; from ci_tools import cli; cli.build_parser('generate'); "
+        "import sys; from ci_tools import cli, errors; cli.build_parser('generate'); "
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('ci_tools.commands.'))))"
     )
     done = subprocess.run(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from ci_tools import generated, render
+from ci_tools import fsutil, generated, render
 from ci_tools.errors import InputError
 from ci_tools.render import RenderedFile
 
@@ -58,3 +59,111 @@ def test_apply_writes_and_prunes_then_the_plan_is_current(tmp_path: Path) -> Non
     assert not (out / "gone.nix").exists()
     plan = generated.plan(out, files)
     assert plan.current and plan.unchanged == 2
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_generated_files_below_the_write_folders_are_never_deleted(tmp_path: Path) -> None:
+    """Issue 12 item 2: `--out .` deleted generated .nix files at any depth (tests/golden...)."""
+    (tmp_path / "tests" / "golden").mkdir(parents=True)
+    kept = tmp_path / "tests" / "golden" / "recipe.nix"
+    kept.write_text(f"{HEADER}\ngolden\n", encoding="utf-8")
+    (tmp_path / "stale.nix").write_text(f"{HEADER}\nstale\n", encoding="utf-8")
+    plan = generated.plan(tmp_path, [_file("a.nix", "a"), _file("lib/b.nix", "b")])
+    assert plan.extra == ("stale.nix",)
+    generated.apply(plan)
+    assert kept.read_text(encoding="utf-8") == f"{HEADER}\ngolden\n"
+    assert not (tmp_path / "stale.nix").exists()
+
+
+def test_a_failure_while_staging_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 12 item 3: a failure half-way left 26 recipes rewritten and 19 stale."""
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.nix").write_text(f"{HEADER}\nold {name}\n", encoding="utf-8")
+    (tmp_path / "gone.nix").write_text(f"{HEADER}\ngone\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    calls = []
+    real = fsutil._write_synced
+
+    def failing(path: Path, data: bytes) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(path, data)
+
+    monkeypatch.setattr(fsutil, "_write_synced", failing)
+    plan = generated.plan(tmp_path, [_file(f"{n}.nix", f"new {n}") for n in ("a", "b", "c")])
+    with pytest.raises(OSError, match="No space"):
+        generated.apply(plan)
+    assert _tree(tmp_path) == before
+    assert not (tmp_path / fsutil.STAGING).exists()
+
+
+def test_a_lone_surrogate_fails_before_anything_is_written(tmp_path: Path) -> None:
+    (tmp_path / "a.nix").write_text(f"{HEADER}\nold\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    plan = generated.plan(tmp_path, [_file("a.nix", "new"), _file("b.nix", "\ud83d")])
+    with pytest.raises(InputError, match="UTF-8"):
+        generated.apply(plan)
+    assert _tree(tmp_path) == before
+
+
+def test_an_uncommitted_staging_folder_is_reported_then_removed(tmp_path: Path) -> None:
+    (tmp_path / "a.nix").write_text(f"{HEADER}\nold\n", encoding="utf-8")
+    staging = tmp_path / fsutil.STAGING
+    staging.mkdir()
+    (staging / "0.new").write_text("half", encoding="utf-8")
+    (tmp_path / ".a.nix.abcd1234.tmp").write_text("half", encoding="utf-8")
+    files = [_file("a.nix", "old")]
+    plan = generated.plan(tmp_path, files)
+    assert not plan.current
+    assert sorted(Path(p).name for p in plan.leftovers) == [".a.nix.abcd1234.tmp", fsutil.STAGING]
+    done = generated.apply(plan)
+    assert len(done) == 2
+    assert _tree(tmp_path) == {"a.nix": f"{HEADER}\nold\n".encode()}
+    assert generated.plan(tmp_path, files).current
+
+
+def test_a_committed_journal_is_finished_by_the_next_run(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.nix").write_text(f"{HEADER}\nold {name}\n", encoding="utf-8")
+    (tmp_path / "gone.nix").write_text(f"{HEADER}\ngone\n", encoding="utf-8")
+    files = [_file("a.nix", "new a"), _file("b.nix", "new b")]
+    # What a run killed right after its first rename leaves: a committed journal, a.nix new.
+    staging = tmp_path / fsutil.STAGING
+    staging.mkdir()
+    (staging / "1.new").write_text(files[1].text, encoding="utf-8")
+    (tmp_path / "a.nix").write_text(files[0].text, encoding="utf-8")
+    journal = {"writes": [["0.new", "a.nix"], ["1.new", "b.nix"]], "deletes": ["gone.nix"]}
+    (staging / "journal.json").write_text(json.dumps(journal), encoding="utf-8")
+    assert fsutil.Transaction(tmp_path).recover() == ["finished an interrupted generate (3 files)"]
+    assert _tree(tmp_path) == {f.path: f.text.encode() for f in files}
+
+
+def test_an_unwritable_folder_is_refused_before_anything_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 13: a read-only --out was a traceback. (Simulated: root may write anywhere.)"""
+    (tmp_path / "a.nix").write_text(f"{HEADER}\nold\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    monkeypatch.setattr(fsutil.os, "access", lambda path, mode: False)
+    with pytest.raises(InputError, match="cannot be written"):
+        generated.apply(generated.plan(tmp_path, [_file("a.nix", "new"), _file("lib/b.nix", "b")]))
+    assert _tree(tmp_path) == before
+
+
+def test_a_file_where_a_folder_must_be_is_refused_before_anything_changes(tmp_path: Path) -> None:
+    (tmp_path / "a.nix").write_text(f"{HEADER}\nold\n", encoding="utf-8")
+    (tmp_path / "lib").write_text("a file\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    with pytest.raises(InputError, match=r"lib/b\.nix"):
+        generated.apply(generated.plan(tmp_path, [_file("a.nix", "new"), _file("lib/b.nix", "b")]))
+    assert _tree(tmp_path) == before

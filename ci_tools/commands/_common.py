@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Callable
 from pathlib import Path
 
-from ci_tools import layout, proc
+from ci_tools import grammar, layout, proc
 from ci_tools.catalog import load_catalog
-from ci_tools.errors import InputError
+from ci_tools.errors import InputError, printable
 from ci_tools.model import Catalog
 
 
@@ -59,3 +61,27 @@ def default_branch(catalog: Catalog, cwd: Path) -> str:
     if current is not None and current in catalog.branches:
         return current
     return "main"
+
+
+def branch_name(text: str) -> str:
+    """`--branch`: a git branch name; empty is an error, not "the default branch"."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty; name a branch, or leave --branch out")
+    why = grammar.BRANCH.problem(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{printable(text)!r} {why}")
+    return text
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number (ASCII digits) from `low` to `high`."""
+
+    def parse(text: str) -> int:
+        if not re.fullmatch(r"[0-9]{1,9}", text.strip(), re.ASCII):
+            raise argparse.ArgumentTypeError(f"{printable(text)!r} is not a whole number")
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
+        return value
+
+    return parse

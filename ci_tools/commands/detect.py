@@ -9,20 +9,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from ci_tools import hostinfo
+from ci_tools import grammar, hostinfo
 from ci_tools.commands import _common
 from ci_tools.detect import MACHINES, Detection, Host, HostGpu, Recommendation, detect
-from ci_tools.errors import InputError
+from ci_tools.errors import InputError, log_lines, printable
 from ci_tools.model import Platform
 
 ORG_PLACEHOLDER = "<org>"
-_CAPABILITY = re.compile(r"\d+\.\d+")
-_FLAG = re.compile(r"[a-z0-9_.]+")
+# ASCII only: `\d` would take fullwidth digits, which nothing downstream can read as a version.
+_CAPABILITY = re.compile(r"[0-9]{1,3}\.[0-9]{1,2}", re.ASCII)
+_FLAG = re.compile(r"[a-z0-9_.]{1,32}", re.ASCII)
+
+
+def _org(text: str) -> str:
+    """`--org` is printed into `flox install ORG/NAME`: a FloxHub handle, nothing a shell reads."""
+    if text == ORG_PLACEHOLDER:
+        return text
+    why = grammar.ORG.problem(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{printable(text)!r} {why}")
+    return text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--branch",
         metavar="B",
+        type=_common.branch_name,
         help="the branch to recommend from (default: current git branch "
         "if the catalog has it, else main)",
     )
@@ -49,6 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--org",
         default=ORG_PLACEHOLDER,
+        type=_org,
         help=f"the Flox organisation in the install line (default: the placeholder {ORG_PLACEHOLDER})",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -81,8 +95,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_json(detection, args.org), indent=2))
     else:
         print(render_text(detection, args.org), end="")
+        in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
         for warning in detection.warnings:
-            print(f"ci-tools: warning: {warning}", file=sys.stderr)
+            # Host text (nvidia-smi names) is quoted in warnings: never a workflow command.
+            for line in log_lines("ci-tools: warning: ", warning, in_actions=in_actions):
+                print(line, file=sys.stderr)
         if not detection.ok:
             print(
                 f"ci-tools: error: no {detection.package} variant on {detection.branch} "

@@ -1,7 +1,9 @@
 """`ci-tools generate`: render a branch's recipes, and the README's tables, from the catalog.
 
-Everything is rendered in memory first; only then is anything written, file by file, each
-atomically. `--check` writes nothing and fails naming every file that differs.
+Everything is rendered and validated in memory first; only then is anything written, in one
+transaction (`generated.apply`): on any failure nothing changed, and a run killed half-way is
+finished or undone by the next. `--check` writes nothing and fails naming every file that
+differs and anything an interrupted run left behind.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_tools import fsutil, generated, layout, readme, render
+from ci_tools import generated, layout, readme, render
 from ci_tools.commands import _common
-from ci_tools.errors import EXIT_OK, FailedError
+from ci_tools.errors import EXIT_OK, FailedError, InputError
 from ci_tools.model import Catalog
 
 if TYPE_CHECKING:
@@ -24,6 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--branch",
         default=None,
+        type=_common.branch_name,
         help="the catalog branch to render (default: the current git branch if the catalog "
         "has it, else main)",
     )
@@ -43,6 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise InputError(f"--out {args.out}: not a folder")
     catalog = _common.load(args)
     root = _common.catalog_path(args).resolve().parent
     branch = args.branch or _common.default_branch(catalog, Path.cwd())
@@ -56,9 +61,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.check:
         return _check(plan, readme_update, branch)
-    generated.apply(plan)
-    if readme_update is not None:
-        fsutil.atomic_write_text(readme_update[0], readme_update[1])
+    recovered = generated.apply(plan, also=[readme_update] if readme_update is not None else [])
+    for line in recovered:
+        print(f"generate: {line}")
     written = len(plan.missing) + len(plan.stale)
     print(
         f"generate: branch {branch}: {render.recipe_count(files)} recipes and "
@@ -92,6 +97,7 @@ def _check(plan: generated.Plan, readme_update: tuple[Path, str] | None, branch:
         *(f"stale: {plan.out_dir / f.path}" for f in plan.stale),
         *(f"not generated (no header), differs: {plan.out_dir / p}" for p in plan.foreign),
         *(f"extra: {plan.out_dir / p} (the catalog no longer produces it)" for p in plan.extra),
+        *(f"left by an interrupted generate: {p}" for p in plan.leftovers),
     ]
     if readme_update is not None:
         problems.append(f"stale: {readme_update[0].name} (its generated tables)")

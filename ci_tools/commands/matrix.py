@@ -41,6 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--branch",
         metavar="B",
+        type=_common.branch_name,
         help="the catalog branch (default: the current git branch if the catalog has it, "
         "else main); without a catalog, only the entries' branch field",
     )
@@ -90,7 +91,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--lookback",
-        type=_positive,
+        # Bounded: each commit may cost an API call against the plan job's rate limit.
+        type=_common.bounded_int(1, 1000),
         default=statuses_defaults.DEFAULT_COMMITS,
         metavar="N",
         help="--until-green reads the statuses of at most N commits HEAD reaches, newest first "
@@ -98,7 +100,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-api-calls",
-        type=_positive,
+        type=_common.bounded_int(1, 5000),
         default=statuses_defaults.DEFAULT_MAX_CALLS,
         metavar="N",
         help="--until-green makes at most N status requests; stacks not answered within them "
@@ -119,7 +121,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-shards",
-        type=_positive,
+        # Bounded: each shard is a job output the workflow must consume (10**7 never ended).
+        type=_common.bounded_int(1, MAX_SHARDS),
         default=matrix.DEFAULT_MAX_SHARDS,
         metavar="N",
         help=f"most shards of {matrix.SHARD_SIZE} entries the workflow consumes (default: "
@@ -135,14 +138,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+MAX_SHARDS = 64
 
 
 @dataclass(frozen=True, kw_only=True)
