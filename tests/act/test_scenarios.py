@@ -238,3 +238,127 @@ def test_cancelled_stack_keeps_the_pytorch_record_and_counts_torchvision_failed(
     assert vision not in records or records[vision].get("build") is None
     assert run.result("gate") == "failure"
     assert vision in run.summaries.get("summary", "")
+
+
+RELEASE_SELECT = "*-python313-cpu-avx2"
+RELEASE_STACK = "py313-cpu-avx2"
+
+
+def release_inputs(select: str = RELEASE_SELECT, dry_run: str = "false") -> dict[str, str]:
+    return {"branch": "main", "select": select, "org": "acme", "dry_run": dry_run}
+
+
+def release_asset(github: GitHubDouble, commit: str) -> dict[str, Any]:
+    tag = f"main-{commit[:12]}"
+    raw = github.asset_bytes(tag, f"results-{tag}.json")
+    assert raw is not None, github.state.releases
+    data = json.loads(raw)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_release_dispatch_builds_tests_publishes_in_one_job_then_one_release(
+    tmp_path: Path,
+) -> None:
+    with GitHubDouble() as github:
+        s = new_scenario(tmp_path)
+        commit = s.head()
+        run = s.act(
+            "workflow_dispatch",
+            harness.dispatch_event(release_inputs()),
+            "release.yml",
+            env={"GITHUB_API_URL": github.url},
+        )
+        assert run.step_output("plan", "commit", "commit") == commit, run.text()
+        legs = [leg for leg in run.legs if leg["top"] == "build-0"]
+        assert [leg["matrix"].get("name") for leg in legs] == [RELEASE_STACK]
+        calls = [c for c in s.flox_calls() if c["argv"][:1] in (["build"], ["publish"])]
+        # Build (and, where the tests pass, publish) ran in one checkout: one job, one runner.
+        assert {c["cwd"] for c in calls} and len({c["cwd"] for c in calls}) == 1
+        assert {c["head"] for c in calls} == {commit}
+        assert s.built() == ["pytorch-python313-cpu-avx2", "torchvision-python313-cpu-avx2"]
+        assert run.ran("release")
+        (made,) = github.state.releases
+        assert made["tag_name"] == f"main-{commit[:12]}"
+        assert made["target_commitish"] == commit
+        assert "pytorch-python313-cpu-avx2" in made["body"]
+        asset = release_asset(github, commit)
+        outcomes = {v["variant"]: v["outcome"] for v in asset["variants"]}
+        # The stand-in's torch is not the variant's: tested and failed, so not published.
+        assert outcomes["pytorch-python313-cpu-avx2"] == "test failed"
+        assert outcomes["pytorch-python313-cpu-avx512"] == "not selected"
+
+
+def test_release_keeps_earlier_variants_when_a_second_dispatch_selects_fewer(
+    tmp_path: Path,
+) -> None:
+    with GitHubDouble() as github:
+        s = new_scenario(tmp_path)
+        commit = s.head()
+        env = {"GITHUB_API_URL": github.url}
+        s.act("workflow_dispatch", harness.dispatch_event(release_inputs()), "release.yml", env=env)
+        first = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
+        assert first["torchvision-python313-cpu-avx2"] == "test failed"
+        s.artifacts.rename(tmp_path / "artifacts-run-1")  # a new run has its own artifacts
+        narrower = release_inputs(select="pytorch-python313-cpu-avx2")
+        s.act("workflow_dispatch", harness.dispatch_event(narrower), "release.yml", env=env)
+        (made,) = github.state.releases
+        second = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
+        # TorchVision was not selected this time; the release keeps its earlier record.
+        assert second["torchvision-python313-cpu-avx2"] == "test failed"
+        assert s.built().count("torchvision-python313-cpu-avx2") == 1
+        assert s.built().count("pytorch-python313-cpu-avx2") == 2
+        assert "torchvision-python313-cpu-avx2" in made["body"]
+
+
+def test_push_during_a_release_does_not_change_what_it_builds_and_releases(
+    tmp_path: Path,
+) -> None:
+    with GitHubDouble() as github:
+        s = new_scenario(tmp_path)
+        planned = s.head()
+        moved = s.commit({"docs/notes.md": "pushed during the release\n"}, "a push meanwhile")
+        # Back to the planned commit on origin; the hook pushes `moved` when the plan is done,
+        # before any build job checks out.
+        git_push = ["git", "-C", str(s.work), "push", "-q", "--force", str(s.origin)]
+        subprocess.run([*git_push, f"{planned}:refs/heads/main"], check=True)
+        run = s.act(
+            "workflow_dispatch",
+            harness.dispatch_event(release_inputs()),
+            "release.yml",
+            env={
+                "GITHUB_API_URL": github.url,
+                "ACT_HOOK_PUSH": f"{moved} {s.origin} main",
+                "ACT_HOOK_PUSH_FROM": str(s.work),
+                "ACT_HOOK_PUSH_AFTER": "planned",
+                "ACT_HOOK_PUSH_DONE": str(tmp_path / "pushed"),
+            },
+        )
+        assert (tmp_path / "pushed").read_text() == moved
+        assert harness.git(s.origin, "rev-parse", "main") == moved
+        assert run.step_output("plan", "commit", "commit") == planned
+        assert {c["head"] for c in s.flox_calls() if c["argv"][:1] == ["build"]} == {planned}
+        (made,) = github.state.releases
+        assert made["tag_name"] == f"main-{planned[:12]}"
+        assert made["target_commitish"] == planned
+        assert run.ran("release")
+
+
+@needs_flox_double
+def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_rest(
+    tmp_path: Path,
+) -> None:
+    with GitHubDouble() as github:
+        s = new_scenario(tmp_path)
+        env = {"GITHUB_API_URL": github.url, "FLOX_DOUBLE_FAIL": "torchvision-python313-cpu-avx2=build"}
+        s.act("workflow_dispatch", harness.dispatch_event(release_inputs()), "release.yml", env=env)
+        published = [c for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
+        assert len(published) == 1
+        s.artifacts.rename(tmp_path / "artifacts-run-1")
+        s.act("workflow_dispatch", harness.dispatch_event(release_inputs()), "release.yml",
+              env={"GITHUB_API_URL": github.url})
+        published = [c for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
+        assert len(published) == 2
+        outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, s.head())["variants"]}
+        assert outcomes["pytorch-python313-cpu-avx2"] == "published"
+        assert outcomes["torchvision-python313-cpu-avx2"] == "published"

@@ -144,6 +144,20 @@ def upload_artifact() -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, dest)
     print(f"Artifact {name} has been successfully uploaded ({len(files)} files)")
+    push_hook(name)
+
+
+def push_hook(name: str) -> None:
+    """Scenario hook, not a rule of the action: ACT_HOOK_PUSH="SHA ORIGIN BRANCH" pushes SHA
+    to BRANCH of ORIGIN once the artifact ACT_HOOK_PUSH_AFTER is uploaded (a release's plan
+    is done, its builds not started: a push to the branch while the release runs)."""
+    hook = os.environ.get("ACT_HOOK_PUSH", "").split()
+    if len(hook) != 3 or name != os.environ.get("ACT_HOOK_PUSH_AFTER"):
+        return
+    sha, origin, branch = hook
+    source = os.environ["ACT_HOOK_PUSH_FROM"]
+    git("push", "-q", "--force", origin, f"{sha}:refs/heads/{branch}", cwd=Path(source))
+    Path(os.environ["ACT_HOOK_PUSH_DONE"]).write_text(sha)
 
 
 def download_artifact() -> None:
