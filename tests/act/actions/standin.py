@@ -79,9 +79,11 @@ def checkout() -> None:
             git("checkout", "-q", "--detach", sha, cwd=target)
         else:
             remote = f"refs/remotes/origin/{branch}"
+            # An event's sha pins the commit (fetched as the branch's remote ref); a named
+            # ref takes the branch's tip.
             if depth != 0:
-                git("fetch", "-q", *deepen, *tags, "origin", f"+refs/heads/{branch}:{remote}", cwd=target)
-            # An event's sha pins the commit; a named ref takes the branch's tip.
+                source = sha or f"refs/heads/{branch}"
+                git("fetch", "-q", *deepen, *tags, "origin", f"+{source}:{remote}", cwd=target)
             git("checkout", "-q", "-B", branch, sha or remote, cwd=target)
     print(f"checked out {ref or sha} at depth {depth or 'all'} into {target}")
 
