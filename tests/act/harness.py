@@ -220,13 +220,19 @@ class Scenario:
         env: Mapping[str, str] | None = None,
         secrets: Mapping[str, str] | None = None,
         stub: Mapping[str, str] | None = None,
+        stub_outputs: Mapping[str, Mapping[str, str]] | None = None,
     ) -> Run:
         """Run WORKFLOW (a file name under .github/workflows) for EVENT. `stub` replaces jobs
-        the scenario does not exercise (job id -> "success"/"failure") with stubs."""
+        the scenario does not exercise (job id -> "success"/"failure") with stubs;
+        `stub_outputs` replaces a job with a passing stub that sets these outputs."""
         source = self.work / ".github" / "workflows" / workflow
         doc = load_yaml(source)
         for job_id, result in (stub or {}).items():
             doc["jobs"][job_id] = self._stub(job_id, doc["jobs"][job_id], result, {})
+        for job_id, values in (stub_outputs or {}).items():
+            fixed = {(job_id, "fixed", k): v for k, v in values.items()}
+            spec = {"outputs": {k: "${{ steps.fixed.outputs." + k + " }}" for k in values}}
+            doc["jobs"][job_id] = self._stub(job_id, spec, "success", fixed)
         run = self._act_once(event, payload, doc, env, secrets)
         aborted = [
             job_id

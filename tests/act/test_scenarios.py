@@ -362,3 +362,66 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, s.head())["variants"]}
         assert outcomes["pytorch-python313-cpu-avx2"] == "published"
         assert outcomes["torchvision-python313-cpu-avx2"] == "published"
+
+
+# A stand-in for build-stack.yml with its interface, whose legs only upload a record: the
+# 300-stack scenario exercises the sharding of ci.yml, not 300 builds.
+LIGHT_BUILD_STACK = """\
+name: build-stack
+on:
+  workflow_call:
+    inputs:
+      matrix: {type: string, required: true}
+jobs:
+  build:
+    name: ${{ matrix.name }}
+    runs-on: ${{ matrix.runs_on }}
+    strategy:
+      fail-fast: false
+      max-parallel: 8
+      matrix: ${{ fromJSON(inputs.matrix) }}
+    steps:
+      - env:
+          NAME: ${{ matrix.name }}
+        run: |
+          mkdir -p "$RUNNER_TEMP/r"
+          printf '{"stack": "%s"}\\n' "$NAME" > "$RUNNER_TEMP/r/$NAME.json"
+      - uses: actions/upload-artifact@UPLOAD
+        with:
+          name: results-${{ matrix.name }}
+          path: ${{ runner.temp }}/r/
+"""
+
+
+def test_300_stacks_run_as_2_shards_with_unique_job_and_artifact_names(tmp_path: Path) -> None:
+    from ci_tools import matrix
+
+    s = new_scenario(tmp_path)
+    entry = json.loads(
+        subprocess.run(
+            ["python3", "-m", "ci_tools", "matrix", "--branch", "main", "--select", VARIANT],
+            cwd=s.work, capture_output=True, text=True, check=True,
+        ).stdout
+    )["include"][0]
+    rows = [{**entry, "name": f"{entry['name']}-{n:03d}"} for n in range(300)]
+    outputs = {**matrix.github_outputs(rows), "trusted": "true"}
+    upload = next(k for k in harness.pinned_actions() if k.startswith("actions/upload-artifact@"))
+    light = LIGHT_BUILD_STACK.replace("actions/upload-artifact@UPLOAD", upload)
+    before = s.head()
+    after = s.commit({".github/workflows/build-stack.yml": light}, "light build-stack")
+    run = s.act(
+        "push", push_event(before, after), "ci.yml",
+        stub={**STUB, "summary": "success"}, stub_outputs={"plan": outputs},
+    )
+    assert outputs["shards"] == "2"
+    first, second = (
+        [leg["matrix"]["name"] for leg in run.legs if leg["top"] == top]
+        for top in ("build-0", "build-1")
+    )
+    assert len(first) == 150 and len(second) == 150, run.text()[-3000:]
+    assert len(set(first) | set(second)) == 300
+    assert not run.ran("build-2") and not run.ran("build-3")
+    assert len({leg["job"] for leg in run.legs if leg["top"].startswith("build-")}) == 300
+    names = s.artifact_names()
+    assert len(names) == 300 and all(n.startswith("results-py313-cpu-avx2-") for n in names)
+    assert run.result("gate") == "success"
