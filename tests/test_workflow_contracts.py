@@ -35,7 +35,9 @@ def _line(node: Any, key: str) -> int:
 
 def _hint(name: str, known: list[str]) -> str:
     close = difflib.get_close_matches(name, known, n=1)
-    return f' (did you mean "{close[0]}"?)' if close else f" (declared: {', '.join(known) or 'none'})"
+    return (
+        f' (did you mean "{close[0]}"?)' if close else f" (declared: {', '.join(known) or 'none'})"
+    )
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -56,7 +58,9 @@ def check_contracts(workflows: Path) -> list[str]:
             uses = job.get("uses") if isinstance(job, dict) else None
             if not isinstance(uses, str) or not uses.startswith("./.github/workflows/"):
                 continue
-            where = f"{caller.relative_to(workflows.parent.parent)}:{_line(job, 'uses')}: jobs.{job_id}"
+            where = (
+                f"{caller.relative_to(workflows.parent.parent)}:{_line(job, 'uses')}: jobs.{job_id}"
+            )
             callee_path = workflows.parent.parent / uses.removeprefix("./")
             if not callee_path.is_file():
                 problems.append(f"{where}: calls {uses}, which does not exist")
@@ -84,7 +88,7 @@ def check_contracts(workflows: Path) -> list[str]:
                     )
             for name, spec in inputs.items():
                 if (spec or {}).get("required") and "default" not in spec and name not in given:
-                    problems.append(f"{where}: required input \"{name}\" of {uses} is not passed")
+                    problems.append(f'{where}: required input "{name}" of {uses} is not passed')
             passed = job.get("secrets") or {}
             if passed == "inherit":
                 continue
@@ -96,7 +100,7 @@ def check_contracts(workflows: Path) -> list[str]:
                     )
             for name, spec in secrets.items():
                 if (spec or {}).get("required") and name not in passed:
-                    problems.append(f"{where}: required secret \"{name}\" of {uses} is not passed")
+                    problems.append(f'{where}: required secret "{name}" of {uses} is not passed')
     return problems
 
 
@@ -124,15 +128,25 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 
 def test_misspelt_input_fails(copy: Path) -> None:
-    _edit(copy / "release.yml", "      publish-org: ${{ inputs.org }}", "      publish_org: ${{ inputs.org }}")
+    _edit(
+        copy / "release.yml",
+        "      publish-org: ${{ inputs.org }}",
+        "      publish_org: ${{ inputs.org }}",
+    )
     (problem,) = check_contracts(copy)
-    assert re.search(r'release\.yml:\d+: jobs\.build-0\.with\.publish_org: .* no input "publish_org" \(did you mean "publish-org"\?\)', problem)
+    assert re.search(
+        r'release\.yml:\d+: jobs\.build-0\.with\.publish_org: .* no input "publish_org" \(did you mean "publish-org"\?\)',
+        problem,
+    )
 
 
 def test_missing_required_input_fails(copy: Path) -> None:
     _edit(copy / "ci.yml", "      matrix: ${{ needs.plan.outputs.matrix-0 }}\n", "")
     (problem,) = check_contracts(copy)
-    assert re.search(r'ci\.yml:\d+: jobs\.build-0: required input "matrix" of .*build-stack\.yml is not passed', problem)
+    assert re.search(
+        r'ci\.yml:\d+: jobs\.build-0: required input "matrix" of .*build-stack\.yml is not passed',
+        problem,
+    )
 
 
 def test_undefined_secret_fails(copy: Path) -> None:
@@ -142,7 +156,10 @@ def test_undefined_secret_fails(copy: Path) -> None:
         "      matrix: ${{ needs.plan.outputs.matrix-1 }}\n    secrets:\n      FLOX_TOKEN: ${{ secrets.FLOX_TOKEN }}\n",
     )
     (problem,) = check_contracts(copy)
-    assert re.search(r'ci\.yml:\d+: jobs\.build-1\.secrets\.FLOX_TOKEN: .* no secret "FLOX_TOKEN" \(did you mean "FLOX_FLOXHUB_TOKEN"\?\)', problem)
+    assert re.search(
+        r'ci\.yml:\d+: jobs\.build-1\.secrets\.FLOX_TOKEN: .* no secret "FLOX_TOKEN" \(did you mean "FLOX_FLOXHUB_TOKEN"\?\)',
+        problem,
+    )
 
 
 def test_literal_of_the_wrong_type_fails(copy: Path) -> None:

@@ -59,7 +59,9 @@ def check(inventory: Path) -> list[str]:
         found = subprocess.run([flox, "--version"], capture_output=True, text=True, check=False)
         have = version(found.stdout)
         if have is None or have < (version(least_flox) or ()):
-            problems.append(f"flox {found.stdout.strip() or '(no version)'} is older than {least_flox}")
+            problems.append(
+                f"flox {found.stdout.strip() or '(no version)'} is older than {least_flox}"
+            )
     nix_store = shutil.which("nix-store")
     if nix_store is None or shutil.which("nix") is None:
         problems.append("Nix is not on PATH (nix, nix-store); install Nix for the runner's user")

@@ -79,7 +79,9 @@ def pinned_actions() -> dict[str, str]:
         for owner_repo, sha in USES.findall(path.read_text(encoding="utf-8")):
             standin = ACTIONS / owner_repo.split("/")[1]
             if not (standin / "action.yml").is_file():
-                raise AssertionError(f"{path.name}: {owner_repo}@{sha} has no stand-in in {ACTIONS}")
+                raise AssertionError(
+                    f"{path.name}: {owner_repo}@{sha} has no stand-in in {ACTIONS}"
+                )
             mapping[f"{owner_repo}@{sha}"] = str(standin)
     return mapping
 
@@ -89,7 +91,17 @@ def wheelhouse() -> Path:
     if not any(WHEELHOUSE.glob("setuptools-*.whl")):
         WHEELHOUSE.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            ["python3", "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(WHEELHOUSE), "setuptools>=68"],
+            [
+                "python3",
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--only-binary=:all:",
+                "-d",
+                str(WHEELHOUSE),
+                "setuptools>=68",
+            ],
             check=True,
             timeout=120,
         )
@@ -117,6 +129,7 @@ class Run:
     outputs: dict[tuple[str, str, str], str] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
     summaries: dict[str, str] = field(default_factory=dict)  # top-level job -> step summary
+    step_seconds: list[tuple[str, str, float]] = field(default_factory=list)  # job, step, s
     continued: bool = False
 
     def leg_results(self, top: str) -> list[str]:
@@ -150,12 +163,16 @@ class Scenario:
         self.cache = tmp / "cache"
         self.extra_env = dict(env or {})
         self.runs = 0
-        files = subprocess.run(
-            ["git", "ls-files", "-z", "-co", "--exclude-standard"],
-            cwd=REPO_ROOT,
-            check=True,
-            capture_output=True,
-        ).stdout.decode().split("\0")
+        files = (
+            subprocess.run(
+                ["git", "ls-files", "-z", "-co", "--exclude-standard"],
+                cwd=REPO_ROOT,
+                check=True,
+                capture_output=True,
+            )
+            .stdout.decode()
+            .split("\0")
+        )
         for name in filter(None, files):
             source = REPO_ROOT / name
             if source.is_file():
@@ -197,7 +214,12 @@ class Scenario:
         return [json.loads(line) for line in self.flox_log.read_text().splitlines() if line]
 
     def built(self) -> list[str]:
-        return [name for call in self.flox_calls() if call["argv"][:1] == ["build"] for name in call["argv"][1:]]
+        return [
+            name
+            for call in self.flox_calls()
+            if call["argv"][:1] == ["build"]
+            for name in call["argv"][1:]
+        ]
 
     def artifact_names(self) -> list[str]:
         return sorted(p.name for p in self.artifacts.iterdir()) if self.artifacts.is_dir() else []
@@ -385,6 +407,9 @@ def parse(returncode: int, text: str, doc: Mapping[str, Any]) -> Run:
                     "stub": str(doc["jobs"].get(top, {}).get("name", "")).startswith("stub "),
                 }
             )
+        if "executionTime" in entry and "stepResult" in entry:
+            seconds = float(entry["executionTime"]) / 1e9
+            run.step_seconds.append((job, str(entry.get("step", "")), seconds))
         if entry.get("command") == "summary":
             run.summaries[top] = run.summaries.get(top, "") + str(entry.get("content", ""))
         if entry.get("command") == "set-output" and top == entry.get("jobID"):
@@ -398,7 +423,11 @@ def push_event(before: str, after: str, branch: str = "main") -> dict[str, Any]:
         "ref": f"refs/heads/{branch}",
         "before": before,
         "after": after,
-        "repository": {"full_name": REPOSITORY, "name": REPOSITORY.split("/")[1], "owner": {"login": "acme"}},
+        "repository": {
+            "full_name": REPOSITORY,
+            "name": REPOSITORY.split("/")[1],
+            "owner": {"login": "acme"},
+        },
         "head_commit": {"id": after},
     }
 
@@ -413,11 +442,19 @@ def pull_request_event(
         "pull_request": {
             "number": number,
             "base": {"ref": base, "sha": base_sha, "repo": {"full_name": REPOSITORY}},
-            "head": {"ref": "topic", "sha": head_sha, "repo": {"full_name": head_repo, "fork": fork}},
+            "head": {
+                "ref": "topic",
+                "sha": head_sha,
+                "repo": {"full_name": head_repo, "fork": fork},
+            },
         },
         "repository": {"full_name": REPOSITORY},
     }
 
 
 def dispatch_event(inputs: Mapping[str, str], branch: str = "main") -> dict[str, Any]:
-    return {"ref": f"refs/heads/{branch}", "inputs": dict(inputs), "repository": {"full_name": REPOSITORY}}
+    return {
+        "ref": f"refs/heads/{branch}",
+        "inputs": dict(inputs),
+        "repository": {"full_name": REPOSITORY},
+    }

@@ -43,7 +43,9 @@ def test_upload_to_an_existing_name_fails_without_overwrite(tmp_path: Path, resu
     assert again.returncode == 1
     assert "(409) Conflict" in again.stdout
     (results / "a.result.json").write_text('{"v": 2}')
-    replaced = action("upload-artifact", tmp_path, name="results-x", path=str(results), overwrite="true")
+    replaced = action(
+        "upload-artifact", tmp_path, name="results-x", path=str(results), overwrite="true"
+    )
     assert replaced.returncode == 0
     assert json.loads((tmp_path / "store" / "results-x" / "a.result.json").read_text()) == {"v": 2}
     assert not (tmp_path / "store" / "results-x" / ".hidden").exists()
@@ -52,7 +54,12 @@ def test_upload_to_an_existing_name_fails_without_overwrite(tmp_path: Path, resu
 def test_upload_of_nothing_follows_if_no_files_found(tmp_path: Path) -> None:
     missing = str(tmp_path / "none")
     assert "::warning::" in action("upload-artifact", tmp_path, name="a", path=missing).stdout
-    assert action("upload-artifact", tmp_path, name="a", path=missing, if_no_files_found="error").returncode == 1
+    assert (
+        action(
+            "upload-artifact", tmp_path, name="a", path=missing, if_no_files_found="error"
+        ).returncode
+        == 1
+    )
     assert not (tmp_path / "store" / "a").exists()
 
 
@@ -62,7 +69,9 @@ def test_download_by_pattern_merged_or_per_artifact_and_by_missing_name(
     for name in ("results-a", "results-b", "planned"):
         assert action("upload-artifact", tmp_path, name=name, path=str(results)).returncode == 0
     merged = tmp_path / "merged"
-    action("download-artifact", tmp_path, pattern="results-*", path=str(merged), merge_multiple="true")
+    action(
+        "download-artifact", tmp_path, pattern="results-*", path=str(merged), merge_multiple="true"
+    )
     assert sorted(p.name for p in merged.iterdir()) == ["a.result.json"]
     apart = tmp_path / "apart"
     action("download-artifact", tmp_path, pattern="results-*", path=str(apart))
@@ -76,9 +85,13 @@ def test_checkout_of_a_commit_a_branch_and_all_history(tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()
     git(src, "init", "-q", "-b", "main")
-    git(src, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "1")
+    git(
+        src, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "1"
+    )
     first = git(src, "rev-parse", "HEAD")
-    git(src, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "2")
+    git(
+        src, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "2"
+    )
     tip = git(src, "rev-parse", "HEAD")
     env = {"ACT_STANDIN_ORIGIN": str(src), "EVENT_REF": "refs/heads/main", "EVENT_SHA": first}
     os.environ.update(env)

@@ -185,18 +185,19 @@ class GitHubDouble:
                 return 200, release
             if method == "GET":
                 return 200, release
-        if m := re.fullmatch(r"/statuses/([^/]+)", rest):
-            if method == "POST":
-                return self.create_status(m.group(1), json.loads(body))
-        if m := re.fullmatch(r"/commits/([^/]+)/statuses", rest):
-            if method == "GET":
-                return 200, list(reversed(self.state.statuses.get(m.group(1), [])))
+        if (m := re.fullmatch(r"/statuses/([^/]+)", rest)) and method == "POST":
+            return self.create_status(m.group(1), json.loads(body))
+        if (m := re.fullmatch(r"/commits/([^/]+)/statuses", rest)) and method == "GET":
+            return 200, list(reversed(self.state.statuses.get(m.group(1), [])))
         return not_found
 
     def create_release(self, data: dict[str, Any]) -> tuple[int, Any]:
         tag = data.get("tag_name")
         if not isinstance(tag, str) or not tag:
-            return 422, {"message": "Validation Failed", "errors": [{"field": "tag_name", "code": "missing_field"}]}
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"field": "tag_name", "code": "missing_field"}],
+            }
         if self.release(tag) is not None:
             return 422, {
                 "message": "Validation Failed",
@@ -232,7 +233,10 @@ class GitHubDouble:
         if release is None:
             return 404, {"message": "Not Found"}
         if not name:
-            return 422, {"message": "Validation Failed", "errors": [{"field": "name", "code": "missing"}]}
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"field": "name", "code": "missing"}],
+            }
         if any(a["name"] == name for a in release["assets"]):
             return 422, {
                 "message": "Validation Failed",
@@ -271,7 +275,10 @@ class GitHubDouble:
     def create_status(self, sha: str, data: dict[str, Any]) -> tuple[int, Any]:
         state = data.get("state")
         if not SHA.fullmatch(sha) or state not in STATES:
-            return 422, {"message": "Validation Failed", "errors": [{"field": "state", "code": "invalid"}]}
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"field": "state", "code": "invalid"}],
+            }
         status = {
             "url": self.api(f"/statuses/{sha}"),
             "id": self.state.new_id(),

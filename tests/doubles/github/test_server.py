@@ -15,7 +15,9 @@ from tests.doubles.github.server import GitHubDouble
 SHA = "a" * 40
 
 
-def call(double: GitHubDouble, method: str, path: str, body: Any = None, token: bool = True) -> tuple[int, Any]:
+def call(
+    double: GitHubDouble, method: str, path: str, body: Any = None, token: bool = True
+) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(f"{double.url}{path}", data=data, method=method)
     if token:
@@ -32,8 +34,12 @@ def test_pygithub_creates_a_release_uploads_and_reads_an_asset() -> None:
     with GitHubDouble() as double:
         gh = Github(auth=Auth.Token("t"), base_url=double.url, retry=None)
         repo = gh.get_repo("acme/torch-builds")
-        made = repo.create_git_release(tag="main-0123456789ab", name="n", message="notes", target_commitish=SHA)
-        made.upload_asset_from_memory(b'{"x": 1}', 8, name="results.json", content_type="application/json")
+        made = repo.create_git_release(
+            tag="main-0123456789ab", name="n", message="notes", target_commitish=SHA
+        )
+        made.upload_asset_from_memory(
+            b'{"x": 1}', 8, name="results.json", content_type="application/json"
+        )
         again = repo.get_release("main-0123456789ab")
         (asset,) = again.get_assets()
         status, _headers, stream = asset.download_asset()
@@ -56,7 +62,10 @@ def test_refusals() -> None:
         assert status == 422 and body["errors"][0]["code"] == "already_exists"
         assert call(double, "POST", f"{repo}/statuses/{SHA}", {"state": "green"})[0] == 422
         assert call(double, "POST", f"{repo}/statuses/abc", {"state": "success"})[0] == 422
-        assert call(double, "POST", f"{repo}/statuses/{SHA}", {"state": "success", "context": "c"})[0] == 201
+        assert (
+            call(double, "POST", f"{repo}/statuses/{SHA}", {"state": "success", "context": "c"})[0]
+            == 201
+        )
         status, listed = call(double, "GET", f"{repo}/commits/{SHA}/statuses")
         assert status == 200 and [s["context"] for s in listed] == ["c"]
         assert call(double, "GET", "/repos/other/repo")[0] == 404
