@@ -16,6 +16,7 @@ statuses") and the JSON PyGithub's own replay data records (tests/data/github-*.
 * POST /repos/{o}/{r}/statuses/{sha}               create a status; state must be one of
   error, failure, pending, success (422 otherwise); sha must be 40 hex (422)
 * GET  /repos/{o}/{r}/commits/{ref}/statuses       newest first
+Lists are paged (`page` from 1, `per_page` 30 by default, at most 100).
 Every request needs `Authorization` (401 otherwise, as GitHub does for writes). Loopback only;
 bounded (a request body over 64 MiB is refused with 413); the server thread stops itself after
 `lifetime` seconds if the test never stops it.
@@ -162,8 +163,6 @@ class GitHubDouble:
         if not path.startswith(repo + "/"):
             return not_found
         rest = path[len(repo) :]
-        if rest == "/releases" and method == "GET":
-            return 200, list(reversed(self.state.releases))
         if rest == "/releases" and method == "POST":
             return self.create_release(json.loads(body))
         if rest.startswith("/releases/tags/") and method == "GET":
@@ -188,8 +187,17 @@ class GitHubDouble:
         if (m := re.fullmatch(r"/statuses/([^/]+)", rest)) and method == "POST":
             return self.create_status(m.group(1), json.loads(body))
         if (m := re.fullmatch(r"/commits/([^/]+)/statuses", rest)) and method == "GET":
-            return 200, list(reversed(self.state.statuses.get(m.group(1), [])))
+            return 200, self.page(list(reversed(self.state.statuses.get(m.group(1), []))), query)
+        if rest == "/releases" and method == "GET":
+            return 200, self.page(list(reversed(self.state.releases)), query)
         return not_found
+
+    @staticmethod
+    def page(items: list[Any], query: dict[str, list[str]]) -> list[Any]:
+        """`page` (from 1) and `per_page` (default 30, at most 100), as GitHub pages lists."""
+        number = max(int(query.get("page", ["1"])[0]), 1)
+        size = min(max(int(query.get("per_page", ["30"])[0]), 1), 100)
+        return items[(number - 1) * size : number * size]
 
     def create_release(self, data: dict[str, Any]) -> tuple[int, Any]:
         tag = data.get("tag_name")

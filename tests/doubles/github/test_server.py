@@ -69,6 +69,10 @@ def test_refusals() -> None:
         status, listed = call(double, "GET", f"{repo}/commits/{SHA}/statuses")
         assert status == 200 and [s["context"] for s in listed] == ["c"]
         assert call(double, "GET", "/repos/other/repo")[0] == 404
+        for n in range(3):
+            call(double, "POST", f"{repo}/statuses/{SHA}", {"state": "pending", "context": f"p{n}"})
+        page2 = call(double, "GET", f"{repo}/commits/{SHA}/statuses?per_page=3&page=2")[1]
+        assert [s["context"] for s in page2] == ["c"]
 
 
 def test_the_server_stops_itself() -> None:
