@@ -10,6 +10,12 @@
    Goal: <= 1 s each; and the sharding must be right: `count`, `shards`, no shard over 256,
    every variant in exactly one entry of one shard.
 
+3. Fingerprints (issue 10), with `--fingerprint-repo PATH` (a git checkout of a build
+   repository, e.g. a clone of barstoolbluz/build-pytorch): the median wall-clock of
+   `ci-tools matrix --group none` there with `nix-instantiate` on PATH (Nix's parse) and
+   without it (raw bytes; PATH holds only git), per run and per variant. The difference is
+   what parsing costs; both include reading the tree through git.
+
 It prints its figures; it exits 1 only if an output is wrong, never because of a timing.
 """
 
@@ -19,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -191,11 +198,48 @@ def refuses_too_many_shards(root: Path) -> list[str]:
     return []
 
 
+def fingerprint_cost(repo: Path, runs: int) -> list[str]:
+    """Figure 3: the matrix with and without Nix's parser on PATH."""
+    git = shutil.which("git")
+    if git is None or shutil.which("nix-instantiate") is None:
+        return ["figure 3 needs git and nix-instantiate on PATH"]
+    argv = [sys.executable, "-m", "ci_tools", "matrix", "--group", "none"]
+    with tempfile.TemporaryDirectory(prefix="bench-path-") as tmp:
+        (Path(tmp) / "git").symlink_to(git)
+        medians = {}
+        counts = set()
+        for label, path in (("with Nix", os.environ["PATH"]), ("without Nix", tmp)):
+            env = child_env({"PATH": path})
+            times = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True)
+                times.append(time.perf_counter() - started)
+                if done.returncode != 0:
+                    return [f"matrix in {repo} ({label}): exit {done.returncode}: {done.stderr}"]
+                counts.add(len(json.loads(done.stdout)["include"]))
+            medians[label] = statistics.median(times)
+    (variants,) = counts
+    for label, seconds in medians.items():
+        print(
+            f"fingerprint {variants} variants of {repo}, {label}: {seconds * 1000:.0f} ms, "
+            f"{seconds / variants * 1000:.2f} ms a variant"
+        )
+    extra = medians["with Nix"] - medians["without Nix"]
+    print(
+        f"fingerprint Nix's parse adds {extra * 1000:.0f} ms, {extra / variants * 1000:.2f} ms a variant"
+    )
+    return []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=11, help="runs per figure (median)")
     parser.add_argument("--pythons", type=int, default=10, help="Pythons in the synthetic branch")
     parser.add_argument("--sms", type=int, default=42, help="SMs in the synthetic branch")
+    parser.add_argument(
+        "--fingerprint-repo", type=Path, help="a build repository checkout for figure 3"
+    )
     args = parser.parse_args(argv)
 
     print(
@@ -228,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             wrong += problems
         if len(want.packages) > 4 * SHARD_SIZE:
             wrong += refuses_too_many_shards(root)
+    if args.fingerprint_repo is not None:
+        wrong += fingerprint_cost(args.fingerprint_repo, args.runs)
     for problem in wrong:
         print(f"wrong: {problem}", file=sys.stderr)
     return 1 if wrong else 0

@@ -20,6 +20,10 @@ from ci_tools.errors import EXIT_BAD_INPUT, CiToolsError, SourceError
 COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("ci_tools.commands.generate", "render the recipes of a branch from the catalog"),
     "matrix": ("ci_tools.commands.matrix", "print the GitHub Actions build matrix as JSON"),
+    "mark-green": (
+        "ci_tools.commands.mark_green",
+        "record a stack's input fingerprint as green on the built commit (commit status)",
+    ),
     "sync-workflows": (
         "ci_tools.commands.sync_workflows",
         "keep the workflows' branch lists equal to the catalog's",

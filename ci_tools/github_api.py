@@ -309,3 +309,29 @@ def _translate(what: str, exc: Exception, settings: Settings) -> Exception:
             "on this repository"
         )
     return FailedError(f"GitHub: {what} failed: {described}")
+
+
+def connect_lazy(
+    settings: Settings, policy: RetryPolicy, say: Callable[[str], None], *, per_page: int = 100
+) -> Api:
+    """`connect` without its repository request: PyGithub's lazy objects fetch nothing until
+    read, so a caller that only lists or creates commit statuses spends one request on each."""
+    from github import Auth, Github
+
+    client = Github(
+        auth=Auth.Token(settings.token),
+        base_url=settings.api_url,
+        timeout=REQUEST_TIMEOUT_SECONDS,
+        retry=None,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+        per_page=per_page,
+        lazy=True,
+    )
+    return Api(settings=settings, repo=client.get_repo(settings.repository), policy=policy, say=say)
+
+
+def translate(what: str, exc: Exception, settings: Settings) -> Exception:
+    """`_translate` for callers that retry with `Api.attempt` and first handle some answers
+    themselves (a 403 whose missing permission they know)."""
+    return _translate(what, exc, settings)

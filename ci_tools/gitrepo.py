@@ -6,7 +6,7 @@ what the push means.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,3 +75,86 @@ class GitRepo:
         if not result.ok:
             return ()
         return tuple(p for p in result.stdout.split("\0") if p)
+
+    def tree(self, commit: str, directory: str = "") -> dict[str, str]:
+        """Every file at `commit` (under `directory`, a path from the top): path -> blob id."""
+        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+        if directory:
+            args += ["--", directory.rstrip("/") + "/"]
+        result = self._git(*args)
+        if not result.ok:
+            raise InputError(f"`git ls-tree {commit}` failed: {result.stderr.strip()}")
+        out: dict[str, str] = {}
+        for record in result.stdout.split("\0"):
+            meta, _, path = record.partition("\t")
+            fields = meta.split()
+            # Submodules are commits, not files: nothing of theirs is read.
+            if len(fields) == 3 and fields[1] == "blob":
+                out[path] = fields[2]
+        return out
+
+    def blobs(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """The contents of blobs, by id, from one `git cat-file --batch`."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        result = proc.run_bytes(
+            ["git", "cat-file", "--batch"],
+            cwd=self.root,
+            stdin=("\n".join(wanted) + "\n").encode(),
+            timeout=_TIMEOUT,
+        )
+        if not result.ok:
+            raise InputError(f"`git cat-file --batch` failed: {result.stderr.strip()}")
+        out: dict[str, bytes] = {}
+        data = result.stdout
+        at = 0
+        for blob in wanted:
+            end = data.index(b"\n", at)
+            header = data[at:end].split()
+            at = end + 1
+            if len(header) != 3:
+                raise InputError(f"git has no object {blob}")
+            size = int(header[2])
+            out[blob] = data[at : at + size]
+            at += size + 1
+        return out
+
+    def untracked(self, directory: str) -> tuple[str, ...]:
+        """Files under `directory` git does not track and does not ignore."""
+        result = self._git(
+            "ls-files", "--others", "--exclude-standard", "-z", "--", directory.rstrip("/") + "/"
+        )
+        if not result.ok:
+            return ()
+        return tuple(p for p in result.stdout.split("\0") if p)
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch; None when HEAD is detached or this is no repository."""
+        result = self._git("symbolic-ref", "--quiet", "--short", "HEAD")
+        return result.stdout.strip() or None if result.ok else None
+
+    def first_parents(self, head: str, count: int) -> tuple[str, ...]:
+        """`head` and its first parents, newest first, at most `count`."""
+        result = self._git("rev-list", "--first-parent", f"--max-count={count}", head, "--")
+        if not result.ok:
+            raise InputError(f"`git rev-list {head}` failed: {result.stderr.strip()}")
+        return tuple(result.stdout.split())
+
+
+def branch_from_env(env: Mapping[str, str]) -> str | None:
+    """The branch a workflow run is about when its checkout has a detached HEAD.
+
+    A `pull_request` run checks out a merge commit: its branch is the one it merges into
+    (`GITHUB_BASE_REF`), else the one it comes from (`GITHUB_HEAD_REF`); a push names its
+    branch in `GITHUB_REF` (`refs/heads/NAME`). GitHub documents all three under "Default
+    environment variables".
+    """
+    for name in ("GITHUB_BASE_REF", "GITHUB_HEAD_REF"):
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    ref = env.get("GITHUB_REF", "").strip()
+    if ref.startswith("refs/heads/"):
+        return ref.removeprefix("refs/heads/")
+    return None

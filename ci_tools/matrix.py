@@ -94,9 +94,10 @@ class Entry:
     packages: tuple[str, ...]  # build order
     platform: Platform
     placement: Placement
+    fingerprint: str | None = None  # the stack's input fingerprint (`fingerprint`)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        row = {
             "name": self.name,
             "branch": self.branch,
             "packages": list(self.packages),
@@ -106,6 +107,9 @@ class Entry:
             "test": self.placement.test.value,
             "test_reason": self.placement.test_reason,
         }
+        if self.fingerprint is not None:
+            row["fingerprint"] = self.fingerprint
+        return row
 
 
 def plan(

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 from ci_tools.model import Kind, Platform
 
+# Python 3.8 and later: `python39` is 3.9, `python313` 3.13; `python31` is no Python
+# (3.1 long predates PyTorch), not 3.1.
 _NAME = re.compile(
-    r"(?P<package>[a-z][a-z0-9]*)-python(?P<py>3\d{1,2})-"
+    r"(?P<package>[a-z][a-z0-9]*)-python(?P<py>3(?:[89]|[1-9]\d))-"
     r"(?:cuda(?P<cuda>\d+_\d+)-(?P<sm>sm\d+)-(?P<gisa>[a-z0-9_]+)"
     r"|cpu-(?P<cisa>[a-z0-9_]+)"
     r"|(?P<darwin>darwin-mps))"
@@ -67,6 +69,28 @@ class ParsedName:
             return Platform.AARCH64_DARWIN
         assert self.isa is not None
         return Platform.AARCH64_LINUX if _ARM_ISA.match(self.isa) else Platform.X86_64_LINUX
+
+
+GRAMMAR = (
+    "<pkg>-python<PY>-cuda<X>_<Y>-sm<N>-<isa>, <pkg>-python<PY>-cpu-<isa> or "
+    "<pkg>-python<PY>-darwin-mps"
+)
+
+# Spellings seen in real build repositories, and the grammar's spelling of each.
+_RESPELLINGS = (
+    (re.compile(r"armv8\.2"), "armv8_2"),
+    (re.compile(r"-py(3\d+)-"), r"-python\1-"),
+    (re.compile(r"-(python3\d+)-mps$"), r"-\1-darwin-mps"),
+    (re.compile(r"-cuda(\d+)\.(\d+)-"), r"-cuda\1_\2-"),
+)
+
+
+def respell(name: str) -> str | None:
+    """The grammar's spelling of a name written another known way; None if there is none."""
+    fixed = name
+    for pattern, replacement in _RESPELLINGS:
+        fixed = pattern.sub(replacement, fixed)
+    return fixed if fixed != name and parse_name(fixed) is not None else None
 
 
 def parse_name(name: str) -> ParsedName | None:

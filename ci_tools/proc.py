@@ -104,6 +104,56 @@ def run(
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class BytesResult:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: str
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+def run_bytes(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    timeout: float | None = 600,
+    stdin: bytes | None = None,
+) -> BytesResult:
+    """`run` for output that must stay bytes (`git cat-file --batch` counts its sizes in
+    bytes; text decoding would shift them and lose the bytes a hash must see)."""
+    executable = require(argv[0])
+    try:
+        completed = subprocess.run(
+            [executable, *argv[1:]],
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        return BytesResult(
+            argv=tuple(argv),
+            returncode=-1,
+            stdout=exc.stdout or b"",
+            stderr=_text(exc.stderr),
+            timed_out=True,
+        )
+    except OSError as exc:
+        raise InputError(f"cannot run `{argv[0]}`: {exc}") from None
+    return BytesResult(
+        argv=tuple(argv),
+        returncode=completed.returncode,
+        stdout=completed.stdout,
+        stderr=_text(completed.stderr),
+    )
+
+
 def stream(
     argv: Sequence[str],
     *,
