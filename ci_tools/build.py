@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ci_tools import proc, retry
@@ -96,6 +97,7 @@ class Builder:
     env: Mapping[str, str]
     policy: RetryPolicy = BUILD_RETRY
     echo: Callable[[str], None] = field(default=lambda line: print(line, flush=True))
+    clock: Callable[[], str] = field(default=lambda: utc_now())
 
 
 def result_link(cwd: Path, variant: str) -> Path:
@@ -203,10 +205,27 @@ def not_built(after: str) -> BuildOutcome:
     )
 
 
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _ignore(*_args: object) -> None:
+    return None
+
+
 def build_variants(
-    variants: Sequence[Variant], builder: Builder
+    variants: Sequence[Variant],
+    builder: Builder,
+    *,
+    on_start: Callable[[Variant, BuildOutcome], None] = _ignore,
+    on_end: Callable[[Variant, BuildOutcome], None] = _ignore,
 ) -> list[tuple[Variant, BuildOutcome]]:
-    """Build every variant, stack by stack, base first; a stack stops at its first failure."""
+    """Build every variant, stack by stack, base first; a stack stops at its first failure.
+
+    `on_start` gets a STARTED outcome before each build and `on_end` the outcome as soon as it
+    is known, so the caller records each package as it goes: a job killed in the middle of a
+    stack keeps the record of every package that finished and names the one that was running.
+    """
     outcomes: list[tuple[Variant, BuildOutcome]] = []
     for stack in stacks(variants):
         failed: str | None = None
@@ -215,8 +234,13 @@ def build_variants(
                 outcome = not_built(failed)
                 builder.echo(f"==> {variant.name}: {outcome.log_tail}")
             else:
-                outcome = build_one(variant.name, builder)
+                started = builder.clock()
+                on_start(
+                    variant, BuildOutcome(status=Status.STARTED, seconds=0.0, started_at=started)
+                )
+                outcome = replace(build_one(variant.name, builder), started_at=started)
                 if outcome.status is Status.FAILED:
                     failed = variant.name
+            on_end(variant, outcome)
             outcomes.append((variant, outcome))
     return outcomes

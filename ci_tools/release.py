@@ -102,6 +102,8 @@ class Row:
     closure: str  # human size, "" when unknown
     install: str  # `flox install ORG/NAME` for a published variant, else ""
     detail: str
+    libraries: str = ""  # libtorch_cpu.so / libtorch_cuda*.so sizes, "" when not measured
+    import_time: str = ""  # median wall time of `import torch`, "" when not measured
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,6 +182,8 @@ def build_notes(
                     else ""
                 ),
                 detail=_detail(record, outcome),
+                libraries=_libraries(record),
+                import_time=_import_time(record),
             )
         )
     return Notes(
@@ -203,6 +207,23 @@ def _detail(record: ResultRecord | None, outcome: Outcome) -> str:
     if outcome is Outcome.PUBLISH_FAILED and record.publish is not None:
         return record.publish.detail.splitlines()[0] if record.publish.detail else ""
     return ""
+
+
+def _libraries(record: ResultRecord | None) -> str:
+    figures = record.test.figures if record and record.test else None
+    if figures is None:
+        return ""
+    return " + ".join(
+        f"{lib.name.removeprefix('libtorch_').removesuffix('.so')} {_size(lib.bytes)}"
+        for lib in figures.libraries
+    )
+
+
+def _import_time(record: ResultRecord | None) -> str:
+    figures = record.test.figures if record and record.test else None
+    if figures is None or figures.import_seconds is None:
+        return ""
+    return f"{figures.import_seconds:.2f} s"
 
 
 def _size(size: int | None) -> str:

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +30,7 @@ OTHER = "pytorch-python313-cpu-avx2"
 
 FAKE_FLOX = """\
 #!{python}
-import json, os, sys
+import json, os, sys, time
 from pathlib import Path
 
 argv = sys.argv[1:]
@@ -39,6 +42,9 @@ calls = sum(1 for line in log.read_text().splitlines() if json.loads(line) == ar
 plan = dict(item.split("=", 1) for item in os.environ.get("FAKE_FLOX_FAIL", "").split(",") if item)
 mode = plan.get(variant, "ok")
 print("building " + variant, flush=True)
+if mode == "hang":
+    Path(os.environ["FAKE_FLOX_HANGING"]).write_text(variant)
+    time.sleep(3600)
 if mode == "transient" or (mode == "transient-once" and calls == 1):
     print("error: unable to download 'https://cache.example/nar/x.nar.xz': HTTP error 503")
     sys.exit(1)
@@ -209,7 +215,9 @@ def _cli(
 def test_cli_builds_a_stack_and_writes_records(
     run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
 ) -> None:
-    env = {**fake_flox, "GITHUB_SHA": "0123456789abcdef", "RUNNER_NAME": "gpu-runner-7"}
+    head = _git_checkout(tmp_path)
+    # GITHUB_SHA names the commit a workflow was dispatched for, not the one built (D13).
+    env = {**fake_flox, "GITHUB_SHA": "0" * 40, "RUNNER_NAME": "gpu-runner-7"}
     cli = _cli(run_cli, tmp_path, repo_root, env, VISION, BASE, "--results", str(tmp_path / "out"))
     assert cli.returncode == 0, cli.stdout + cli.stderr
     assert calls(env) == [["build", BASE], ["build", VISION]]
@@ -217,8 +225,9 @@ def test_cli_builds_a_stack_and_writes_records(
     record = results.load(results.result_path(tmp_path / "out", VISION))
     assert record.build is not None and record.build.status is Status.PASSED
     assert (record.commit, record.runner, record.branch, record.platform) == (
-        "0123456789abcdef", "gpu-runner-7", "main", "x86_64-linux",
+        head, "gpu-runner-7", "main", "x86_64-linux",
     )  # fmt: skip
+    assert record.build.started_at is not None
     assert record.build.store_path == str((tmp_path / "store" / f"0000-{VISION}").resolve())
     assert record.test is None
 
@@ -281,3 +290,127 @@ def test_cli_result_json_takes_one_variant(
     assert cli.returncode == 2
     assert "--result-json PATH takes one variant" in cli.stderr
     assert calls(fake_flox) == []
+
+
+def _git_checkout(folder: Path) -> str:
+    """Make `folder` a git checkout with one commit; its HEAD."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+            cwd=folder, capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+
+    git("init", "-q")
+    (folder / "README").write_text("x\n", encoding="utf-8")
+    git("add", "README")
+    git("commit", "-q", "-m", "x")
+    return git("rev-parse", "HEAD")
+
+
+def test_cli_outside_a_checkout_records_no_commit(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    env = {**fake_flox, "GITHUB_SHA": "0" * 40, "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}
+    cli = _cli(run_cli, tmp_path, repo_root, env, OTHER, "--result-json", str(tmp_path / "r.json"))
+    assert cli.returncode == 0, cli.stderr
+    assert results.load(tmp_path / "r.json").commit is None
+
+
+def test_build_variants_reports_start_then_end_of_each(
+    catalog: Catalog, tmp_path: Path, fake_flox: dict[str, str]
+) -> None:
+    events: list[tuple[str, str, Status]] = []
+    builder = _builder(tmp_path, {**fake_flox, "FAKE_FLOX_FAIL": f"{BASE}=compile"}, [])
+    build.build_variants(
+        _variants(catalog, BASE, VISION, OTHER),
+        builder,
+        on_start=lambda v, o: events.append(("start", v.name, o.status)),
+        on_end=lambda v, o: events.append(("end", v.name, o.status)),
+    )
+    assert events == [
+        ("start", BASE, Status.STARTED),
+        ("end", BASE, Status.FAILED),
+        ("end", VISION, Status.SKIPPED),  # never started: its base failed
+        ("start", OTHER, Status.STARTED),
+        ("end", OTHER, Status.PASSED),
+    ]
+
+
+def test_cli_unwritable_results_is_exit_2_before_building(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    cli = _cli(run_cli, tmp_path, repo_root, fake_flox, OTHER, "--results", str(blocker / "out"))
+    assert cli.returncode == 2
+    assert f"{blocker / 'out' / OTHER}.result.json: cannot write result records" in cli.stderr
+    assert "Traceback" not in cli.stderr
+    assert calls(fake_flox) == []  # refused before any build
+    if os.geteuid() != 0:  # root writes through any mode
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        cli = _cli(run_cli, tmp_path, repo_root, fake_flox, OTHER, "--results", str(locked))
+        assert cli.returncode == 2 and "cannot write result records" in cli.stderr
+        assert calls(fake_flox) == []
+
+
+@pytest.mark.parametrize("hang", [BASE, VISION])
+def test_kill_9_keeps_every_finished_record_and_names_the_running_one(
+    tmp_path: Path, repo_root: Path, fake_flox: dict[str, str], hang: str
+) -> None:
+    """A two-package stack; `ci-tools build` is killed with SIGKILL while `hang` builds."""
+    out = tmp_path / "out"
+    hanging = tmp_path / "hanging"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
+        **fake_flox,
+        "PYTHONPATH": str(repo_root),
+        "FAKE_FLOX_FAIL": f"{hang}=hang",
+        "FAKE_FLOX_HANGING": str(hanging),
+    }
+    argv = [sys.executable, "-m", "ci_tools", "build", "--catalog", str(repo_root / "catalog.yaml")]
+    argv += ["--branch", "main", BASE, VISION, "--results", str(out)]
+    process = subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not hanging.exists():
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline, "the fake flox never started the build"
+            time.sleep(0.05)
+        process.kill()  # SIGKILL to ci-tools itself: no handler, no cleanup
+        process.wait(timeout=60)
+    finally:
+        # The orphaned fake flox of this test's own session.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        if process.stderr:
+            process.stderr.close()
+    assert process.returncode == -signal.SIGKILL
+    running = results.load(results.result_path(out, hang))
+    assert running.build is not None and running.build.status is Status.STARTED
+    assert running.build.started_at is not None
+    if hang == VISION:
+        finished = results.load(results.result_path(out, BASE))
+        assert finished.build is not None and finished.build.status is Status.PASSED
+        assert finished.build.store_path == str((tmp_path / "store" / f"0000-{BASE}").resolve())
+    else:
+        assert not results.result_path(out, VISION).exists()
+    assert [p.name for p in out.iterdir() if not p.name.endswith(".result.json")] == []
+    # The report counts the interrupted build, and the planned one with no record, as failed.
+    planned = tmp_path / "planned.txt"
+    planned.write_text(f"{BASE}\n{VISION}\n", encoding="utf-8")
+    summary = tmp_path / "summary.json"
+    cli = subprocess.run(
+        [sys.executable, "-m", "ci_tools", "report", str(out), "--planned", str(planned),
+         "--json", str(summary)],
+        env=env, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    counts = json.loads(summary.read_text(encoding="utf-8"))["counts"]
+    assert counts["failed"] == (1 if hang == VISION else 2)
+    assert counts["build"]["started"] == 1
+    assert counts["build"]["missing"] == (0 if hang == VISION else 1)

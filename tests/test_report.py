@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ci_tools import report, results
+from ci_tools.errors import InputError
 from ci_tools.results import (
     BuildOutcome,
     Check,
@@ -48,6 +49,14 @@ PASSED_TEST = results.TestOutcome(
     checks=(
         Check(name="import-torch", status=Status.PASSED),
         Check(name="gpu-mlp", status=Status.SKIPPED),
+    ),
+    figures=results.Figures(
+        libraries=(
+            results.Library(name="libtorch_cpu.so", bytes=451_215_360),
+            results.Library(name="libtorch_cuda.so", bytes=456_130_560),
+        ),
+        import_seconds=4.625,
+        import_runs=5,
     ),
 )
 FAILED_TEST = results.TestOutcome(
@@ -91,6 +100,12 @@ RECORDS = [
         build=BuildOutcome(status=Status.SKIPPED, seconds=0.0, log_tail="not built"),
     ),
     _record("pytorch-python313-cpu-armv9", test=PASSED_TEST),
+    _record(
+        "pytorch-python313-cuda12_8-sm86-avx2",
+        build=BuildOutcome(
+            status=Status.STARTED, seconds=0.0, started_at="2026-11-22T04:00:00+00:00"
+        ),
+    ),
 ]
 
 
@@ -120,12 +135,14 @@ def test_markdown_names_branches_when_there_are_several() -> None:
 def test_summary_counts_and_rows() -> None:
     data = report.summary(RECORDS)
     assert data["counts"] == {
-        "variants": 5,
-        "build": {"passed": 2, "failed": 1, "skipped": 1, "none": 1},
-        "test": {"passed": 2, "failed": 1, "skipped": 0, "none": 2},
-        "publish": {"published": 1, "failed": 0, "dry-run": 0, "none": 4},
+        "variants": 6,
+        "build": {"passed": 2, "failed": 1, "skipped": 1, "started": 1, "none": 1, "missing": 0},
+        "test": {"passed": 2, "failed": 1, "skipped": 0, "none": 3},
+        "publish": {"published": 1, "failed": 0, "dry-run": 0, "none": 5},
         "passed": 1,
+        "failed": 3,
     }
+    assert data["missing"] == []
     rows = {r["variant"]: r for r in data["rows"]}
     assert rows["torchvision-python313-cuda12_8-sm90-avx512"]["failed_checks"] == [
         "torch-version",
@@ -133,6 +150,78 @@ def test_summary_counts_and_rows() -> None:
     ]
     assert rows["pytorch-python313-cuda12_8-sm90-avx512"]["closure_bytes"] == 5_905_580_032
     assert rows["pytorch-python313-cpu-armv9"]["build"] is None
+    assert rows["pytorch-python313-cpu-armv9"]["libraries"] == {
+        "libtorch_cpu.so": 451_215_360,
+        "libtorch_cuda.so": 456_130_560,
+    }
+    assert rows["pytorch-python313-cpu-armv9"]["import_seconds"] == 4.625
+
+
+def test_planned_variants_without_a_record_count_as_failed() -> None:
+    planned = [
+        report.Planned(variant="pytorch-python313-cuda12_8-sm90-avx512", branch="main"),
+        report.Planned(variant="torchvision-python313-cuda12_8-sm86-avx2", branch="main"),
+        report.Planned(variant="pytorch-python313-cpu-armv9"),  # any branch
+        report.Planned(variant="pytorch-python313-cpu-avx2", branch="cuda-12_9"),
+    ]
+    data = report.summary(RECORDS, planned)
+    assert data["missing"] == [
+        {"variant": "pytorch-python313-cpu-avx2", "branch": "cuda-12_9"},
+        {"variant": "torchvision-python313-cuda12_8-sm86-avx2", "branch": "main"},
+    ]
+    assert data["counts"]["build"]["missing"] == 2
+    assert data["counts"]["failed"] == 5 and data["counts"]["variants"] == 8
+    text = report.markdown(RECORDS, planned)
+    assert (
+        "| `torchvision-python313-cuda12_8-sm86-avx2` (main) | — | ❌ missing: planned, no record |"
+        in text
+    )
+    assert "4 failed to build (1 never finished, 2 planned with no record)" in text
+
+
+def test_parse_planned_matrix_and_lines() -> None:
+    matrix = {
+        "include": [
+            {"branch": "main", "packages": ["pytorch-python313-cpu-avx2", "torchvision-x"]},
+            {"branch": "cuda-12_9", "packages": ["pytorch-python313-cpu-avx2"]},
+        ]
+    }
+    assert report.parse_planned(json.dumps(matrix), "m.json") == [
+        report.Planned(variant="pytorch-python313-cpu-avx2", branch="main"),
+        report.Planned(variant="torchvision-x", branch="main"),
+        report.Planned(variant="pytorch-python313-cpu-avx2", branch="cuda-12_9"),
+    ]
+    assert report.parse_planned("# plan\na-1\n\nb-2  # why\n", "p.txt") == [
+        report.Planned(variant="a-1"),
+        report.Planned(variant="b-2"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a-1\nrm -rf ~\n", "p.txt:2: 'rm -rf ~' is not a variant name"),
+        ('{"include": 3}', 'p.txt: a matrix needs an "include" list of entries'),
+        ('{"include": [{"branch": "main"}]}', "p.txt: include[0].packages: must be a list"),
+        ('{"include": [{"packages": ["x"]}]}', "p.txt: include[0].branch: must be a branch name"),
+        ('{"include": [' * 50_000, "p.txt: not a matrix as `ci-tools matrix` prints it"),
+    ],
+)
+def test_parse_planned_refuses_bad_plans(text: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        report.parse_planned(text, "p.txt")
+    assert str(caught.value).startswith(message)
+
+
+def test_cli_planned_with_no_records_at_all(run_cli: CliRunner, tmp_path: Path) -> None:
+    # Every job was cancelled before writing anything: all planned variants failed.
+    planned = tmp_path / "plan.txt"
+    planned.write_text("pytorch-python313-cpu-avx2\n", encoding="utf-8")
+    cli = run_cli("report", str(tmp_path / "none"), "--planned", str(planned))
+    assert cli.returncode == 0, cli.stderr
+    assert "1 failed to build (1 planned with no record)" in cli.stdout
+    cli = run_cli("report", str(tmp_path), "--planned", str(tmp_path / "missing.txt"))
+    assert cli.returncode == 2 and "--planned" in cli.stderr and "Traceback" not in cli.stderr
 
 
 @pytest.mark.parametrize(
@@ -152,6 +241,20 @@ def test_cli_reads_nested_folders(run_cli: CliRunner, tmp_path: Path) -> None:
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(
         json.dumps(report.summary(RECORDS))
     )
+
+
+def test_cli_malformed_record_is_exit_2_naming_the_field(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
+    folder = write_folder(tmp_path / "results", RECORDS[:1])
+    bad = folder / "bad" / "x.result.json"
+    bad.parent.mkdir()
+    data = RECORDS[0].to_json()
+    data["build"]["seconds"] = float("nan")
+    bad.write_text(json.dumps(data), encoding="utf-8")  # json writes NaN
+    cli = run_cli("report", str(folder))
+    assert cli.returncode == 2 and "Traceback" not in cli.stderr
+    assert f"{bad}: not a result record: NaN is not a JSON number" in cli.stderr
 
 
 def test_cli_appends_to_the_step_summary(run_cli: CliRunner, tmp_path: Path) -> None:

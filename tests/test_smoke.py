@@ -20,7 +20,7 @@ from ci_tools import hostcpu, proc, results, variants
 from ci_tools.errors import InputError
 from ci_tools.model import Catalog
 from ci_tools.results import Check, Status
-from ci_tools.smoke import closure, runner
+from ci_tools.smoke import binary, closure, runner
 from ci_tools.smoke.evaluate import check_names, evaluate, skip_all, version_matches
 from ci_tools.smoke.expect import CPU_CAPABILITY_ORDER, Expectations, expectations_for
 
@@ -55,14 +55,25 @@ def h100_facts(**changes: Any) -> dict[str, Any]:
         "torch.cudnn": True,
         "cpu.capability": "AVX512",
         "work:cpu_mlp": ok("forward+backward on cpu, loss 0.0578"),
+        "work:cpu_compile": ok("torch.compile (inductor) on cpu matches eager"),
+        "sass": sass_fact({"libtorch_cuda.so": (["sm_90"], [])}),
         "cuda.available": True,
         "cuda.devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "capability": "9.0"}],
         "cuda.device": {"index": 0, "name": "NVIDIA H100 80GB HBM3", "capability": "9.0"},
         "work:gpu_mlp": ok("forward+backward on cuda:0, loss 0.0578"),
         "work:gpu_matmul": ok("1000x1000 matmul on cuda:0 matches the CPU (max error 3e-05)"),
+        "work:gpu_compile": ok("torch.compile (inductor) on cuda:0 matches eager"),
     }
     facts.update(changes)
     return facts
+
+
+def sass_fact(libraries: dict[str, tuple[list[str], list[str]]]) -> dict[str, Any]:
+    return {
+        "tool": "/usr/local/cuda/bin/cuobjdump",
+        "lib_dir": "/nix/store/y-torch/lib/python3.13/site-packages/torch/lib",
+        "libraries": {name: {"sass": s, "ptx": p} for name, (s, p) in libraries.items()},
+    }
 
 
 def by_name(checks: tuple[Check, ...]) -> dict[str, Check]:
@@ -75,8 +86,8 @@ def by_name(checks: tuple[Check, ...]) -> dict[str, Check]:
 def test_matching_gpu_build_passes_every_check(catalog: Catalog) -> None:
     checks = evaluate(h100_facts(), expect(catalog, GPU))
     assert [c.name for c in checks] == [
-        "import-torch", "torch-version", "cuda-version", "arch-list", "cudnn",
-        "cpu-capability", "cpu-mlp", "gpu-mlp", "gpu-matmul",
+        "import-torch", "torch-version", "cuda-version", "arch-list", "sass", "cudnn",
+        "cpu-capability", "cpu-mlp", "cpu-compile", "gpu-mlp", "gpu-matmul", "gpu-compile",
     ]  # fmt: skip
     assert all(c.status is Status.PASSED for c in checks), checks
     assert results.test_status(checks) is Status.PASSED
@@ -247,6 +258,7 @@ def test_mps_build(catalog: Catalog) -> None:
         "torch.cudnn": False,
         "cpu.capability": "DEFAULT",
         "work:cpu_mlp": ok("forward+backward on cpu"),
+        "work:cpu_compile": ok("torch.compile (inductor) on cpu matches eager"),
         "mps.available": True,
         "work:mps_matmul": ok("1000x1000 matmul on mps matches the CPU"),
     }
@@ -267,10 +279,15 @@ def test_a_crash_fails_the_unreported_checks(catalog: Catalog) -> None:
 
 
 def test_torch_that_does_not_import_skips_the_rest(catalog: Catalog) -> None:
-    facts = {"import:torch": {"ok": False, "detail": "OSError: libcudart.so.12: cannot open"}}
+    facts = {
+        "import:torch": {"ok": False, "detail": "OSError: libcudart.so.12: cannot open"},
+        "sass": sass_fact({"libtorch_cuda.so": (["sm_90"], [])}),
+    }
     checks = evaluate(facts, expect(catalog, GPU))
     assert checks[0].status is Status.FAILED and "libcudart" in checks[0].detail
-    assert {c.status for c in checks[1:]} == {Status.SKIPPED}
+    # cuobjdump reads the file: its proof stands whether or not torch imports.
+    assert by_name(checks)["sass"].status is Status.PASSED
+    assert {c.status for c in checks[1:] if c.name != "sass"} == {Status.SKIPPED}
 
 
 def test_skip_all_names_every_check(catalog: Catalog) -> None:
@@ -289,7 +306,11 @@ def test_expectations_from_the_catalog(catalog: Catalog) -> None:
         "gpu_capability": "9.0",
         "nms": True,
         "mps": False,
+        "compile": True,
+        "isa_kernels": [],
     }
+    assert expect(catalog, "pytorch-python313-cpu-avx512bf16").isa_kernels == ("bf16_matmul",)
+    assert expect(catalog, "pytorch-python313-cpu-avx512vnni").isa_kernels == ("int8_linear",)
     cpu = expect(catalog, "pytorch-python313-cpu-avx512", "cuda-13_0")
     assert (cpu.torch_version, cpu.cuda, cpu.arch, cpu.cpu_capability) == (
         "2.10.0",
@@ -430,6 +451,26 @@ def _lines(stdout: str) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _reported(python: str) -> dict[str, Any]:
+    """What the interpreter under test says of its torch: PyPI's CUDA wheel reports
+    `2.13.0+cu130` and CUDA 13.0 where its metadata says 2.13.0, the CPU wheel `2.13.0+cpu`."""
+    code = (
+        "import json, torch; print(json.dumps({'version': torch.__version__, "
+        "'cuda': torch.version.cuda, 'archs': torch._C._cuda_getArchFlags() "
+        "if hasattr(torch._C, '_cuda_getArchFlags') else None}))"
+    )
+    out = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    data: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return data
+
+
+def _counted(lines: dict[str, tuple[str, str]]) -> str:
+    statuses = [status for status, _ in lines.values()]
+    return ", ".join(f"{statuses.count(s)} {s}" for s in ("passed", "failed", "skipped"))
+
+
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
 def test_real_cpu_torch_against_a_cpu_variant(
     run_cli: CliRunner, catalog: Catalog, tmp_path: Path
@@ -437,30 +478,58 @@ def test_real_cpu_torch_against_a_cpu_variant(
     name = _cpu_variant()
     record = tmp_path / "record.json"
     cli = run_cli(
-        "test", "--python", sys.executable, "--branch", "main", name, "--result-json", str(record)
-    )
+        "test", "--python", sys.executable, "--branch", "main", name, "--result-json",
+        str(record), "--import-runs", "3",
+    )  # fmt: skip
     assert "Traceback" not in cli.stderr, cli.stderr
     lines = _lines(cli.stdout)
     if not _host_runs(catalog, name):
         assert cli.returncode == 0
         assert {status for status, _ in lines.values()} == {"skipped"}
         return
-    version = importlib.metadata.version("torch")
+    torch = _reported(sys.executable)
     assert cli.returncode == 1, cli.stdout + cli.stderr
-    assert lines["torch-version"] == ("failed", f"torch.__version__ is {version}, expected 2.8.0")
-    assert lines["import-torch"][0] == "passed"
-    assert lines["cuda-version"] == ("passed", "torch.version.cuda is None, as a CPU build must")
-    assert lines["arch-list"] == (
-        "passed",
-        "compiled for no CUDA architecture, as a CPU build must",
+    assert lines["torch-version"] == (
+        "failed",
+        f"torch.__version__ is {torch['version']}, expected 2.8.0",
     )
+    assert lines["import-torch"][0] == "passed"
+    if torch["cuda"] is None:
+        assert lines["cuda-version"] == (
+            "passed",
+            "torch.version.cuda is None, as a CPU build must",
+        )
+        assert lines["arch-list"] == (
+            "passed",
+            "compiled for no CUDA architecture, as a CPU build must",
+        )
+    else:  # a CUDA wheel is not a CPU build, whatever the catalog's variant says
+        assert lines["cuda-version"] == (
+            "failed",
+            f"torch.version.cuda is {torch['cuda']}, expected None for a CPU build",
+        )
+        assert lines["arch-list"][0] == "failed"
     assert lines["cpu-capability"][0] == "passed"
     assert lines["cpu-mlp"][0] == "passed" and "forward+backward on cpu" in lines["cpu-mlp"][1]
-    assert f"failed: {name}: 5 passed, 1 failed, 0 skipped" in cli.stdout
+    assert lines["cpu-compile"][0] == "passed", lines["cpu-compile"]
+    assert lines["cpu-compile"][1].startswith("torch.compile (inductor) on cpu matches eager")
+    assert f"failed: {name}: {_counted(lines)}" in cli.stdout
     data = json.loads(record.read_text(encoding="utf-8"))
     assert data["schema"] == 1 and data["variant"] == name and data["build"] is None
     assert data["test"]["status"] == "failed"
     assert {c["name"]: c["status"] for c in data["test"]["checks"]}["torch-version"] == "failed"
+    figures = data["test"]["figures"]
+    sizes = {lib["name"]: lib["bytes"] for lib in figures["libraries"]}
+    torch_lib = Path(torch_origin()).parent / "lib"
+    assert sizes["libtorch_cpu.so"] == (torch_lib / "libtorch_cpu.so").stat().st_size
+    assert figures["import_runs"] == 3 and figures["import_seconds"] > 0
+    assert results.load(record).test is not None
+
+
+def torch_origin() -> str:
+    spec = importlib.util.find_spec("torch")
+    assert spec is not None and spec.origin is not None
+    return spec.origin
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
@@ -468,17 +537,75 @@ def test_real_cpu_torch_against_a_gpu_variant(run_cli: CliRunner, catalog: Catal
     name = "pytorch-python313-cuda12_8-sm90-avx2"
     if not _host_runs(catalog, name):
         pytest.skip("this host cannot run an x86_64 avx2 build")
-    cli = run_cli("test", "--python", sys.executable, "--branch", "main", name)
-    lines = _lines(cli.stdout)
-    assert cli.returncode == 1
-    assert lines["cuda-version"] == (
-        "failed",
-        "torch.version.cuda is None (a CPU-only torch), expected 12.8",
+    cli = run_cli(
+        "test", "--python", sys.executable, "--branch", "main", name, "--import-runs", "0"
     )
+    lines = _lines(cli.stdout)
+    torch = _reported(sys.executable)
+    assert cli.returncode == 1
+    if torch["cuda"] is None:
+        assert lines["cuda-version"] == (
+            "failed",
+            "torch.version.cuda is None (a CPU-only torch), expected 12.8",
+        )
+        assert lines["cudnn"][0] == "failed"
+    else:  # PyPI's CUDA wheel: a CUDA build, of another CUDA and for every GPU
+        assert lines["cuda-version"] == (
+            "failed",
+            f"torch.version.cuda is {torch['cuda']}, expected 12.8",
+        )
     assert lines["arch-list"][0] == "failed"
-    assert lines["cudnn"][0] == "failed"
     if lines["gpu-mlp"][0] == "skipped":
         assert "GPU" in lines["gpu-mlp"][1]
+    assert "time     import torch" not in cli.stdout  # --import-runs 0
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
+@pytest.mark.parametrize(
+    ("isa", "check", "flag"),
+    [
+        ("avx512bf16", "bf16-matmul", "avx512_bf16"),
+        ("avx512vnni", "int8-linear", "avx512_vnni"),
+    ],
+)
+def test_real_isa_kernels(
+    run_cli: CliRunner, catalog: Catalog, isa: str, check: str, flag: str
+) -> None:
+    name = f"pytorch-python313-cpu-{isa}"
+    cli = run_cli(
+        "test", "--python", sys.executable, "--branch", "main", name, "--import-runs", "0"
+    )
+    assert "Traceback" not in cli.stderr, cli.stderr
+    lines = _lines(cli.stdout)
+    if flag not in hostcpu.read_cpu_flags() or not _host_runs(catalog, name):
+        # Never run: the guard skips every check, naming the flag, rather than risk SIGILL.
+        assert lines[check][0] == "skipped" and "lacks" in lines[check][1], lines[check]
+        assert cli.returncode == 0
+        return
+    assert lines[check][0] == "passed", lines[check]
+    assert "of fp32 (tolerance" in lines[check][1]
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
+def test_real_compile_without_a_compiler_fails_with_inductors_message(
+    run_cli: CliRunner, catalog: Catalog, tmp_path: Path
+) -> None:
+    # What a closure scrub that removed the compiler leaves: inductor's own configured
+    # compiler (torch._inductor.config.cpp.cxx reads $CXX) does not exist.
+    name = _cpu_variant()
+    if not _host_runs(catalog, name):
+        pytest.skip("this host cannot run the CPU variant's code")
+    cli = run_cli(
+        "test", "--python", sys.executable, "--branch", "main", name, "--import-runs", "0",
+        env={"CXX": str(tmp_path / "no-such-c++")},
+    )  # fmt: skip
+    assert "Traceback" not in cli.stderr, cli.stderr
+    lines = _lines(cli.stdout)
+    assert cli.returncode == 1
+    assert lines["cpu-mlp"][0] == "passed"  # eager code runs fine: only compile finds it
+    status, detail = lines["cpu-compile"]
+    assert status == "failed"
+    assert "C++ compiler" in detail, detail
 
 
 def test_missing_result_dir_says_build_first(
@@ -558,3 +685,226 @@ def test_result_record_of_unknown_schema(run_cli: CliRunner, tmp_path: Path) -> 
     )
     assert cli.returncode == 2
     assert "result schema 99 is not supported" in cli.stderr
+
+
+# --- the binary's own arch list (cuobjdump) -------------------------------------------------
+
+# What cuobjdump 13.0 listed in PyPI's torch 2.11.0+cu130 on the GPU machine (device run of
+# issue 13): a fat library, sm_90a and friends included.
+FAT_SASS = [
+    "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103a",
+    "sm_120", "sm_120a", "sm_121a",
+]  # fmt: skip
+
+
+def test_sass_exactly_the_variants_sm_passes(catalog: Catalog) -> None:
+    check = by_name(evaluate(h100_facts(), expect(catalog, GPU)))["sass"]
+    assert check.status is Status.PASSED
+    assert check.detail == (
+        "libtorch_cuda.so: SASS [sm_90], PTX []; exactly sm_90, as cuobjdump lists"
+    )
+
+
+def test_sass_same_sm_ptx_is_allowed_other_ptx_is_not(catalog: Catalog) -> None:
+    same = h100_facts(sass=sass_fact({"libtorch_cuda.so": (["sm_90"], ["sm_90"])}))
+    assert by_name(evaluate(same, expect(catalog, GPU)))["sass"].status is Status.PASSED
+    other = h100_facts(sass=sass_fact({"libtorch_cuda.so": (["sm_90"], ["sm_120"])}))
+    assert by_name(evaluate(other, expect(catalog, GPU)))["sass"].status is Status.FAILED
+
+
+def test_sass_of_a_fat_library_fails_naming_what_it_holds(catalog: Catalog) -> None:
+    facts = h100_facts(
+        sass=sass_fact(
+            {
+                "libtorch_cuda.so": (FAT_SASS, []),
+                "libtorch_cuda_linalg.so": (["sm_80", "sm_90"], []),
+            }
+        )
+    )
+    check = by_name(evaluate(facts, expect(catalog, GPU)))["sass"]
+    assert check.status is Status.FAILED
+    assert check.detail == (
+        "libtorch_cuda.so: SASS [" + ", ".join(FAT_SASS) + "], PTX []; "
+        "libtorch_cuda_linalg.so: SASS [sm_80, sm_90], PTX []; "
+        "expected exactly SASS [sm_90] (PTX of sm_90 allowed)"
+    )
+
+
+def test_sass_of_the_arch_specific_variant_alone_is_not_sm90(catalog: Catalog) -> None:
+    facts = h100_facts(sass=sass_fact({"libtorch_cuda.so": (["sm_90a"], [])}))
+    assert by_name(evaluate(facts, expect(catalog, GPU)))["sass"].status is Status.FAILED
+
+
+def test_sass_without_cuobjdump_or_libraries(catalog: Catalog) -> None:
+    check = by_name(evaluate(h100_facts(sass=None), expect(catalog, GPU)))["sass"]
+    assert check.status is Status.SKIPPED and "cuobjdump is not on PATH" in check.detail
+    empty = h100_facts(sass={"tool": "cuobjdump", "lib_dir": "/x/torch/lib", "libraries": {}})
+    check = by_name(evaluate(empty, expect(catalog, GPU)))["sass"]
+    assert (check.status, check.detail) == (
+        Status.FAILED,
+        "no libtorch_cuda*.so in /x/torch/lib",
+    )
+    broken = h100_facts(sass={"error": "cuobjdump --list-elf libtorch_cuda.so failed: boom"})
+    check = by_name(evaluate(broken, expect(catalog, GPU)))["sass"]
+    assert check.status is Status.FAILED and check.detail.endswith("failed: boom")
+
+
+def test_cpu_variants_have_no_sass_check(catalog: Catalog) -> None:
+    assert "sass" not in check_names(expect(catalog, CPU))
+    assert "sass" in check_names(expect(catalog, GPU))
+
+
+def test_parse_cuobjdump_listings() -> None:
+    listing = "\n".join(
+        [
+            "ELF file    1: libtorch_cuda.1.sm_90.cubin",
+            "ELF file    2: libtorch_cuda.2.sm_80.cubin",
+            "ELF file    3: libtorch_cuda.3.sm_90.cubin",
+            "ELF file    4: libtorch_cuda.4.sm_100a.cubin",
+            "PTX file    5: libtorch_cuda.5.sm_120.ptx",
+            "cuobjdump info    : something else",
+        ]
+    )
+    assert binary.parse_listing(listing) == ["sm_80", "sm_90", "sm_100a", "sm_120"]
+    assert binary.parse_listing("") == []
+
+
+FAKE_CUOBJDUMP = """\
+#!/bin/sh
+# Listing options of cuobjdump (CUDA Binary Utilities, "Listing and Extracting Embedded
+# Binaries (-lelf, -lptx)"): one line per embedded file, its arch in the name. A file with no
+# device code makes the real tool say so and fail; so does this one.
+case "$2" in
+  *libtorch_cuda.so) ;;
+  *) echo "cuobjdump info    : File '$2' does not contain device code" >&2; exit 255 ;;
+esac
+case "$1" in
+  --list-elf) printf 'ELF file    1: libtorch_cuda.1.sm_80.cubin\\nELF file    2: libtorch_cuda.2.sm_90.cubin\\n' ;;
+  --list-ptx) printf 'PTX file    1: libtorch_cuda.1.sm_90.ptx\\n' ;;
+  *) echo "cuobjdump fatal   : Unknown option '$1'" >&2; exit 1 ;;
+esac
+"""
+
+
+def test_sass_fact_from_cuobjdump_on_path(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    _script(bindir / "cuobjdump", FAKE_CUOBJDUMP)
+    lib_dir = tmp_path / "torch" / "lib"
+    lib_dir.mkdir(parents=True)
+    facts = {
+        "torch.lib_dir": str(lib_dir),
+        "torch.libraries": {"libtorch_cpu.so": 10, "libtorch_cuda.so": 20, "libtorch_cuda_x.so": 1},
+    }
+    env = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    fact = binary.sass_fact(facts, env)
+    assert fact == {
+        "tool": str(bindir / "cuobjdump"),
+        "lib_dir": str(lib_dir),
+        "libraries": {
+            "libtorch_cuda.so": {"sass": ["sm_80", "sm_90"], "ptx": ["sm_90"]},
+            "libtorch_cuda_x.so": {"sass": [], "ptx": []},
+        },
+    }
+    assert binary.sass_fact(facts, {"PATH": str(tmp_path / "empty")}) is None
+    home = tmp_path / "cuda"
+    _script(home / "bin" / "cuobjdump", FAKE_CUOBJDUMP)
+    env = {"PATH": str(tmp_path / "empty"), "CUDA_HOME": str(home)}
+    assert binary.find_cuobjdump(env) == str(home / "bin" / "cuobjdump")
+
+
+def test_sass_fact_reports_a_failing_cuobjdump(tmp_path: Path) -> None:
+    _script(
+        tmp_path / "bin" / "cuobjdump", "#!/bin/sh\necho 'cuobjdump fatal   : boom' >&2\nexit 1\n"
+    )
+    facts = {"torch.lib_dir": str(tmp_path), "torch.libraries": {"libtorch_cuda.so": 1}}
+    fact = binary.sass_fact(facts, {"PATH": str(tmp_path / "bin")})
+    assert fact is not None
+    assert fact["error"] == "cuobjdump --list-elf libtorch_cuda.so failed: cuobjdump fatal   : boom"
+
+
+# --- ISA kernels and compile: the pure verdicts ---------------------------------------------
+
+
+def test_isa_kernel_checks_follow_the_catalogs_cpuinfo(catalog: Catalog) -> None:
+    bf16 = expect(catalog, "pytorch-python313-cpu-avx512bf16")
+    vnni = expect(catalog, "pytorch-python313-cpu-avx512vnni")
+    assert "bf16-matmul" in check_names(bf16) and "int8-linear" not in check_names(bf16)
+    assert "int8-linear" in check_names(vnni) and "bf16-matmul" not in check_names(vnni)
+    assert not {"bf16-matmul", "int8-linear"} & set(check_names(expect(catalog, CPU)))
+    facts = h100_facts(
+        **{
+            "cpu.capability": "AVX512",
+            "work:bf16_matmul": {"ok": False, "detail": "RuntimeError: off by 0.9 (relative)"},
+        }
+    )
+    check = by_name(evaluate(facts, bf16))["bf16-matmul"]
+    assert (check.status, check.detail) == (Status.FAILED, "RuntimeError: off by 0.9 (relative)")
+    del facts["work:bf16_matmul"]
+    crash = "the interpreter was killed by SIGILL during work:bf16_matmul"
+    check = by_name(evaluate(facts, bf16, crash))["bf16-matmul"]
+    assert check.status is Status.FAILED and check.detail.endswith(crash)
+
+
+def test_isa_kernels_are_never_run_on_a_host_without_the_flags(catalog: Catalog) -> None:
+    bf16 = expect(catalog, "pytorch-python313-cpu-avx512bf16")
+    flags = {"avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni"}
+    reason = runner.host_guard(bf16, "x86_64-linux", flags)
+    assert reason is not None and reason.startswith("this host's CPU lacks avx512_bf16")
+    skipped = by_name(skip_all(bf16, reason))
+    assert skipped["bf16-matmul"].status is Status.SKIPPED
+
+
+def test_compile_failure_is_a_failed_check(catalog: Catalog) -> None:
+    message = (
+        "torch._inductor.exc.InductorError: InvalidCxxCompiler: No working C++ compiler found "
+        "in torch._inductor.config.cpp.cxx: (None, 'g++')"
+    )
+    facts = h100_facts(**{"work:cpu_compile": {"ok": False, "detail": message}})
+    check = by_name(evaluate(facts, expect(catalog, GPU)))["cpu-compile"]
+    assert (check.status, check.detail) == (Status.FAILED, message)
+    facts = h100_facts(
+        **{"work:gpu_compile": {"ok": False, "detail": "Cannot find a working triton installation"}}
+    )
+    assert by_name(evaluate(facts, expect(catalog, GPU)))["gpu-compile"].status is Status.FAILED
+
+
+def test_import_seconds_is_the_median_of_fresh_interpreters(tmp_path: Path) -> None:
+    # Each run answers as the probe does; the third is slow: the median ignores it.
+    counter = tmp_path / "n"
+    fake = _script(
+        tmp_path / "python3",
+        "#!/bin/sh\n"
+        f'n=$(cat "{counter}" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "{counter}"\n'
+        "case $n in 3) t=9.5 ;; *) t=0.$n ;; esac\n"
+        'echo "CI-TOOLS-SMOKE {\\"fact\\": \\"import.seconds\\", \\"value\\": $t}"\n'
+        "echo 'CI-TOOLS-SMOKE {\"done\": true}'\n",
+    )
+    assert runner.import_seconds(str(fake), {"PATH": os.environ.get("PATH", "")}, 5) == 0.4
+    broken = _script(tmp_path / "broken", "#!/bin/sh\nexit 1\n")
+    assert runner.import_seconds(str(broken), {"PATH": os.environ.get("PATH", "")}, 3) is None
+
+
+def test_sass_is_judged_even_where_the_host_must_not_run_the_build(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    # cuobjdump reads the files: a GPU build on a host without its CPU flags still gets the
+    # binary proof. The torch here is CPU-only: no libtorch_cuda*.so at all.
+    if not HAS_TORCH:
+        pytest.skip("preflight needs torch on the interpreter's path")
+    _script(tmp_path / "bin" / "cuobjdump", FAKE_CUOBJDUMP)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    smoke = runner.smoke_test(
+        expect(catalog, GPU), sys.executable, host_platform="x86_64-linux", host_flags={"avx2"},
+        env=env,
+    )  # fmt: skip
+    checks = by_name(smoke.checks)
+    lib_dir = Path(torch_origin()).parent / "lib"
+    cuda_libs = sorted(p.name for p in lib_dir.glob("libtorch_cuda*.so"))
+    assert checks["sass"].status is Status.FAILED
+    if not cuda_libs:  # the CPU wheel
+        assert checks["sass"].detail == f"no libtorch_cuda*.so in {lib_dir}"
+    else:  # PyPI's CUDA wheel, listed by the double above: sm_80 and sm_90 is not sm_90 alone
+        assert "libtorch_cuda.so: SASS [sm_80, sm_90], PTX [sm_90]" in checks["sass"].detail
+    assert {c.status for n, c in checks.items() if n != "sass"} == {Status.SKIPPED}
+    assert smoke.figures is not None and smoke.figures.import_seconds is None
+    assert [lib.name for lib in smoke.figures.libraries] == ["libtorch_cpu.so", *cuda_libs]

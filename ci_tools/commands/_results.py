@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import socket
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -41,13 +42,32 @@ def record_paths(args: argparse.Namespace, variant: str, count: int) -> list[Pat
 
 
 def provenance(env: Mapping[str, str], cwd: Path) -> tuple[str | None, str]:
-    """(commit, runner): from GitHub Actions' variables where set, else git and the hostname."""
-    commit = env.get("GITHUB_SHA") or None
-    if commit is None and proc.which("git", env) is not None:
+    """(commit, runner). The commit is `git rev-parse HEAD` of the checkout being built: the
+    recipes it built, not GITHUB_SHA (the commit the workflow was dispatched for, which a
+    release that checks out a planned commit does not build). None outside a git checkout."""
+    commit = None
+    if proc.which("git", env) is not None:
         found = proc.run(["git", "rev-parse", "HEAD"], cwd=cwd, env=env, timeout=30)
         commit = (found.stdout.strip() or None) if found.ok else None
     runner = env.get("RUNNER_NAME") or socket.gethostname()
     return commit, runner
+
+
+def check_writable(paths: Sequence[Path]) -> None:
+    """Refuse (exit 2) before any work when a record could not be written afterwards: an
+    unwritable --results found after hours of building loses the build's record."""
+    for path in paths:
+        folder = path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=folder, prefix=".ci-tools-probe-"):
+                pass
+        except OSError as exc:
+            raise InputError(
+                f"{path}: cannot write result records in {folder}: {exc.strerror or exc}"
+            ) from None
+        if path.is_dir():
+            raise InputError(f"{path}: is a folder, not a result record file")
 
 
 def new_record(variant: Variant, *, commit: str | None, runner: str) -> ResultRecord:
@@ -81,4 +101,4 @@ def existing_or_new(
 def save(record: ResultRecord, paths: Sequence[Path]) -> None:
     for path in paths:
         results.save(record, path)
-        print(f"wrote {path}")
+        print(f"wrote {path}", flush=True)

@@ -12,6 +12,7 @@ from ci_tools.commands._common import add_catalog_option, default_branch, load
 from ci_tools.errors import EXIT_FAILED, EXIT_OK
 from ci_tools.report import format_bytes, format_minutes
 from ci_tools.results import BuildOutcome, Status
+from ci_tools.variants import Variant
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -47,15 +48,21 @@ def run(args: argparse.Namespace) -> int:
     branch = args.branch or default_branch(catalog, cwd)
     chosen = [variants.find(catalog, branch, name) for name in dict.fromkeys(args.variants)]
     paths = {v.name: _results.record_paths(args, v.name, len(chosen)) for v in chosen}
+    _results.check_writable([p for group in paths.values() for p in group])
     env = dict(os.environ)
     flox = proc.require("flox", env)
     commit, runner = _results.provenance(env, cwd)
     records = {v.name: _results.new_record(v, commit=commit, runner=runner) for v in chosen}
 
-    outcomes = build.build_variants(chosen, build.Builder(flox=flox, cwd=cwd, env=env))
-
-    for variant, outcome in outcomes:
-        print(describe(variant.name, outcome))
+    def started(variant: Variant, outcome: BuildOutcome) -> None:
         _results.save(records[variant.name].with_build(outcome), paths[variant.name])
+
+    def ended(variant: Variant, outcome: BuildOutcome) -> None:
+        print(describe(variant.name, outcome), flush=True)
+        _results.save(records[variant.name].with_build(outcome), paths[variant.name])
+
+    outcomes = build.build_variants(
+        chosen, build.Builder(flox=flox, cwd=cwd, env=env), on_start=started, on_end=ended
+    )
     failed = any(outcome.status is not Status.PASSED for _, outcome in outcomes)
     return EXIT_FAILED if failed else EXIT_OK

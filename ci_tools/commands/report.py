@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ci_tools import report
-from ci_tools.errors import EXIT_OK
+from ci_tools.errors import EXIT_OK, InputError
 from ci_tools.fsutil import atomic_write_text
 
 
@@ -25,6 +25,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "default: standard output",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON summary to PATH")
+    parser.add_argument(
+        "--planned",
+        type=Path,
+        metavar="FILE",
+        help="the variants the run planned: the JSON `ci-tools matrix` printed, or one name a "
+        "line; a planned variant with no record counts as a failed build",
+    )
 
 
 def _is_step_summary(path: Path) -> bool:
@@ -34,9 +41,20 @@ def _is_step_summary(path: Path) -> bool:
     return Path(target).resolve() == path.resolve()
 
 
+def _planned(path: Path | None) -> list[report.Planned]:
+    if path is None:
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
+    return report.parse_planned(text, str(path))
+
+
 def run(args: argparse.Namespace) -> int:
-    records = report.load_records(args.directory)
-    text = report.markdown(records)
+    planned = _planned(args.planned)
+    records = report.load_records(args.directory, allow_empty=bool(planned))
+    text = report.markdown(records, planned)
     if args.markdown is None:
         sys.stdout.write(text)
     elif _is_step_summary(args.markdown):
@@ -46,5 +64,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         atomic_write_text(args.markdown, text)
     if args.json is not None:
-        atomic_write_text(args.json, json.dumps(report.summary(records), indent=2) + "\n")
+        atomic_write_text(args.json, json.dumps(report.summary(records, planned), indent=2) + "\n")
     return EXIT_OK

@@ -10,7 +10,8 @@ from ci_tools import hostcpu, variants
 from ci_tools.commands import _results
 from ci_tools.commands._common import add_catalog_option, default_branch, load
 from ci_tools.errors import EXIT_FAILED, EXIT_OK
-from ci_tools.results import Check, Status, TestOutcome, test_status
+from ci_tools.report import format_bytes
+from ci_tools.results import Check, Figures, Status, TestOutcome, test_status
 from ci_tools.smoke import closure, runner
 from ci_tools.smoke.expect import expectations_for
 
@@ -33,12 +34,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--python", metavar="PATH", help="any interpreter that has the build on its path"
     )
+    parser.add_argument(
+        "--import-runs",
+        type=_import_runs,
+        default=runner.IMPORT_RUNS,
+        metavar="N",
+        help=f"time `import torch` in N fresh interpreters, 0 to {MAX_IMPORT_RUNS}; the record "
+        f"keeps the median (default {runner.IMPORT_RUNS})",
+    )
     _results.add_record_options(parser)
     add_catalog_option(parser)
 
 
+MAX_IMPORT_RUNS = 50
+
+
+def _import_runs(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > MAX_IMPORT_RUNS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a whole number from 0 to {MAX_IMPORT_RUNS}"
+        )
+    return int(text)
+
+
 def format_check(check: Check) -> str:
     return f"{check.status:<7}  {check.name:<19}  {check.detail}"
+
+
+def describe_figures(figures: Figures) -> list[str]:
+    lines = [f"size     {lib.name:<19}  {format_bytes(lib.bytes)}" for lib in figures.libraries]
+    if figures.import_seconds is not None:
+        lines.append(
+            f"time     {'import torch':<19}  {figures.import_seconds:.3f} s "
+            f"(median of {figures.import_runs} fresh interpreters)"
+        )
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     branch = args.branch or default_branch(catalog, cwd)
     variant = variants.find(catalog, branch, args.variant)
     paths = _results.record_paths(args, variant.name, 1)
+    _results.check_writable(paths)
     env = dict(os.environ)
     if args.python is not None:
         python = runner.resolve_python(args.python, env)
@@ -63,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         host_platform=hostcpu.host_platform(),
         host_flags=hostcpu.read_cpu_flags(),
         env=env,
+        import_runs=args.import_runs,
     )
     if smoke.interpreter is not None:
         print(
@@ -74,7 +106,12 @@ def run(args: argparse.Namespace) -> int:
     for check in smoke.checks:
         print(format_check(check))
 
-    outcome = TestOutcome(status=test_status(smoke.checks), checks=smoke.checks)
+    if smoke.figures is not None:
+        for line in describe_figures(smoke.figures):
+            print(line)
+    outcome = TestOutcome(
+        status=test_status(smoke.checks), checks=smoke.checks, figures=smoke.figures
+    )
     counts = {s: sum(c.status is s for c in smoke.checks) for s in Status}
     print(
         f"{outcome.status}: {variant.name}: {counts[Status.PASSED]} passed, "

@@ -78,10 +78,17 @@ def _plan(expect: Expectations) -> list[_Plan]:
         _Plan(name="arch-list", judge=lambda f: _arch_list(f, expect)),
     ]
     if expect.kind is Kind.GPU:
+        plans.append(_Plan(name="sass", judge=lambda f: _sass(f, expect), needs=None))
+    if expect.kind is Kind.GPU:
         plans.append(_Plan(name="cudnn", judge=lambda f: _cudnn(f, expect)))
     if expect.cpu_capability is not None:
         plans.append(_Plan(name="cpu-capability", judge=lambda f: _cpu_capability(f, expect)))
     plans.append(_Plan(name="cpu-mlp", judge=lambda f: _work(f, "work:cpu_mlp")))
+    plans.append(_Plan(name="cpu-compile", judge=lambda f: _work(f, "work:cpu_compile")))
+    for kernel in expect.isa_kernels:
+        plans.append(
+            _Plan(name=kernel.replace("_", "-"), judge=partial(_work, key=f"work:{kernel}"))
+        )
     for dep in expect.dependents:
         name = dep.import_name
         plans.append(_Plan(name=f"import-{name}", judge=partial(_import, module=name)))
@@ -96,6 +103,9 @@ def _plan(expect: Expectations) -> list[_Plan]:
         plans.append(_Plan(name="gpu-mlp", judge=lambda f: _gpu_work(f, expect, "work:gpu_mlp")))
         plans.append(
             _Plan(name="gpu-matmul", judge=lambda f: _gpu_work(f, expect, "work:gpu_matmul"))
+        )
+        plans.append(
+            _Plan(name="gpu-compile", judge=lambda f: _gpu_work(f, expect, "work:gpu_compile"))
         )
         if expect.nms:
             plans.append(
@@ -182,6 +192,33 @@ def _arch_list(facts: Facts, expect: Expectations) -> Verdict:
     if len(sass) + len(foreign) > 1:
         return Status.FAILED, f"fat binary: compiled for {shown}, expected exactly [{wanted}]"
     return Status.FAILED, f"compiled for {shown}, expected exactly [{wanted}]"
+
+
+def _sass(facts: Facts, expect: Expectations) -> Verdict:
+    """The kernels the library really holds (cuobjdump), not the list the build reports."""
+    found = _get(facts, "sass")
+    wanted = expect.arch or "?"
+    if found is None:
+        return Status.SKIPPED, "cuobjdump is not on PATH (nor in $CUDA_HOME/bin): no SASS proof"
+    if "error" in found:
+        return Status.FAILED, str(found["error"])
+    libraries: Mapping[str, Any] = found["libraries"]
+    if not libraries:
+        return Status.FAILED, f"no libtorch_cuda*.so in {found.get('lib_dir', 'torch/lib')}"
+    same_ptx = {wanted}
+    problems, seen = [], []
+    for name, archs in sorted(libraries.items()):
+        sass, ptx = list(archs["sass"]), list(archs["ptx"])
+        seen.append(f"{name}: SASS [{', '.join(sass)}], PTX [{', '.join(ptx)}]")
+        if sass != [wanted] or not set(ptx) <= same_ptx:
+            problems.append(name)
+    shown = "; ".join(seen)
+    if problems:
+        return (
+            Status.FAILED,
+            f"{shown}; expected exactly SASS [{wanted}] (PTX of {wanted} allowed)",
+        )
+    return Status.PASSED, f"{shown}; exactly {wanted}, as cuobjdump lists"
 
 
 def _cudnn(facts: Facts, expect: Expectations) -> Verdict:

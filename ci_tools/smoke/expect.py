@@ -26,6 +26,11 @@ CPU_CAPABILITY_ORDER: Mapping[Platform, tuple[frozenset[str], ...]] = {
 # The package whose dependents ship an NMS kernel worth running on the GPU.
 _NMS_PACKAGE = "torchvision"
 
+# The kernels that exercise an ISA's own instructions, keyed by the /proc/cpuinfo flag that
+# names them (catalog `isas.*.cpuinfo`): an avx512bf16 build runs a bf16 matmul, an avx512vnni
+# build an int8 quantized Linear (VNNI's dot products), each against fp32.
+ISA_KERNELS: Mapping[str, str] = {"avx512_bf16": "bf16_matmul", "avx512_vnni": "int8_linear"}
+
 
 def capability_rank(platform: Platform, capability: str) -> int | None:
     for rank, names in enumerate(CPU_CAPABILITY_ORDER.get(platform, ())):
@@ -64,6 +69,10 @@ class Expectations:
     nms: bool = False
 
     @property
+    def isa_kernels(self) -> tuple[str, ...]:
+        return tuple(ISA_KERNELS[flag] for flag in self.cpuinfo if flag in ISA_KERNELS)
+
+    @property
     def arch(self) -> str | None:
         """The one entry torch's compiled arch list must hold: 'sm_90'."""
         return None if self.sm is None else "sm_" + self.sm.removeprefix("sm")
@@ -74,6 +83,8 @@ class Expectations:
             "gpu_capability": self.gpu_capability,
             "nms": self.nms,
             "mps": self.kind is Kind.DARWIN,
+            "compile": True,
+            "isa_kernels": list(self.isa_kernels),
         }
 
 

@@ -9,9 +9,12 @@ Before each step that runs the build's code it announces the step, so when the i
 dies (a signal, an abort inside a CUDA library) the host knows which step killed it, and the
 facts reported before it still count.
 
-    python3 probe.py preflight        interpreter facts, without importing torch
+    python3 probe.py preflight        interpreter facts and torch's library sizes, without
+                                      importing torch
     python3 probe.py run CONFIG_JSON  CONFIG_JSON: {"imports": [...], "gpu_capability": "9.0"
-                                      | null, "nms": bool, "mps": bool}
+                                      | null, "nms": bool, "mps": bool, "compile": bool,
+                                      "isa_kernels": ["bf16_matmul" | "int8_linear", ...]}
+    python3 probe.py import-time      the wall time of `import torch` in this fresh interpreter
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ import importlib
 import importlib.util
 import json
 import sys
+import time
 import traceback
 from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 MARKER = "CI-TOOLS-SMOKE "
@@ -60,7 +66,30 @@ def preflight() -> None:
     fact("python", "{}.{}.{}".format(*sys.version_info[:3]))
     fact("executable", sys.executable)
     spec = importlib.util.find_spec("torch")
-    fact("torch.origin", None if spec is None else spec.origin)
+    origin = None if spec is None else spec.origin
+    fact("torch.origin", origin)
+    if origin:
+        lib_dir = Path(origin).parent / "lib"
+        fact("torch.lib_dir", str(lib_dir))
+        fact("torch.libraries", libraries(lib_dir))
+
+
+def libraries(lib_dir: Path) -> dict[str, int]:
+    """Sizes of the libraries that hold torch's kernels (libtorch_cpu.so, libtorch_cuda*.so),
+    read from the files alone: nothing of the build runs before the host guard."""
+    try:
+        paths = sorted(lib_dir.iterdir())
+    except OSError:
+        return {}
+    sizes = {}
+    for path in paths:
+        name = path.name
+        if name == "libtorch_cpu.so" or (name.startswith("libtorch_cuda") and name.endswith(".so")):
+            try:
+                sizes[name] = path.stat().st_size
+            except OSError:
+                continue
+    return sizes
 
 
 def import_module(name: str) -> Any:
@@ -114,6 +143,82 @@ def matmul(torch: Any, device: str) -> str:
     return f"1000x1000 matmul on {device} matches the CPU (max error {error:.2g})"
 
 
+def compiled(torch: Any, device: str) -> str:
+    """A small function through torch.compile (inductor) against eager: inductor generates and
+    compiles C++ (CPU) or Triton (GPU) code at run time, so a build whose closure lost its
+    compiler, or that has no Triton, imports and runs eager code fine and fails only here."""
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+    def function(x: Any, y: Any) -> Any:
+        return torch.nn.functional.gelu(x @ y) + torch.sin(x).sum(dim=1, keepdim=True)
+
+    x = torch.randn(64, 64, device=device)
+    y = torch.randn(64, 64, device=device)
+    expected = function(x, y)
+    got = torch.compile(function, backend="inductor", fullgraph=True)(x, y)
+    error = float((got - expected).abs().max())
+    if not torch.allclose(got, expected, rtol=1e-4, atol=1e-4):
+        raise RuntimeError(f"torch.compile on {device} differs from eager: max error {error:g}")
+    return f"torch.compile (inductor) on {device} matches eager (max error {error:.2g})"
+
+
+def relative_error(torch: Any, got: Any, expected: Any) -> float:
+    return float((got.float() - expected).norm() / expected.norm())
+
+
+# bf16 keeps 8 bits of mantissa: rounding the inputs alone gives ~3e-3 relative error on a
+# 512-long dot product; a wrong kernel gives O(1).
+BF16_TOLERANCE = 2e-2
+# int8 with a per-tensor scale: ~2e-2 on random data; a wrong kernel gives O(1).
+INT8_TOLERANCE = 6e-2
+
+
+def bf16_matmul(torch: Any) -> str:
+    torch.manual_seed(0)
+    a = torch.randn(512, 512)
+    b = torch.randn(512, 512)
+    error = relative_error(torch, a.bfloat16() @ b.bfloat16(), a @ b)
+    mkldnn = bool(torch.backends.mkldnn.is_available())
+    if error > BF16_TOLERANCE:
+        raise RuntimeError(
+            f"512x512 bf16 matmul on cpu is off from fp32 by {error:.3g} (relative), "
+            f"more than {BF16_TOLERANCE:g}"
+        )
+    return (
+        f"512x512 bf16 matmul on cpu within {error:.2g} of fp32 (tolerance {BF16_TOLERANCE:g}; "
+        f"oneDNN {'available' if mkldnn else 'not available'})"
+    )
+
+
+def int8_linear(torch: Any) -> str:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 256)).eval()
+    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    kind = type(quantized[0])
+    if "quantized" not in kind.__module__:
+        raise RuntimeError(f"quantize_dynamic left {kind.__module__}.{kind.__name__} in place")
+    inputs = torch.randn(64, 256)
+    with torch.no_grad():
+        error = relative_error(torch, quantized(inputs), model(inputs))
+    engine = torch.backends.quantized.engine
+    if error > INT8_TOLERANCE:
+        raise RuntimeError(
+            f"int8 dynamic Linear (engine {engine}) is off from fp32 by {error:.3g} (relative), "
+            f"more than {INT8_TOLERANCE:g}"
+        )
+    return (
+        f"int8 dynamically quantized Linear 256x256 (engine {engine}) within {error:.2g} of "
+        f"fp32 (tolerance {INT8_TOLERANCE:g})"
+    )
+
+
+ISA_KERNELS: dict[str, Callable[[Any], str]] = {
+    "bf16_matmul": bf16_matmul,
+    "int8_linear": int8_linear,
+}
+
+
 def nms(torch: Any, torchvision: Any, device: str) -> str:
     boxes = torch.tensor(
         [[0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 11.0, 11.0], [50.0, 50.0, 60.0, 60.0]], device=device
@@ -161,6 +266,10 @@ def run(config: dict[str, Any]) -> None:
     begin("cpu.capability")
     fact("cpu.capability", torch.backends.cpu.get_cpu_capability())
     step("work:cpu_mlp", lambda: mlp(torch, "cpu"))
+    if config.get("compile"):
+        step("work:cpu_compile", lambda: compiled(torch, "cpu"))
+    for kernel in config.get("isa_kernels", []):
+        step("work:" + kernel, partial(ISA_KERNELS[kernel], torch))
 
     extras: dict[str, Any] = {}
     for name in config.get("imports", []):
@@ -177,6 +286,8 @@ def run(config: dict[str, Any]) -> None:
             fact("cuda.device", chosen[0])
             step("work:gpu_mlp", lambda: mlp(torch, device))
             step("work:gpu_matmul", lambda: matmul(torch, device))
+            if config.get("compile"):
+                step("work:gpu_compile", lambda: compiled(torch, device))
             if config.get("nms") and "torchvision" in extras:
                 step("work:gpu_nms", lambda: nms(torch, extras["torchvision"], device))
 
@@ -190,15 +301,29 @@ def run(config: dict[str, Any]) -> None:
     emit({"done": True})
 
 
+def import_time() -> None:
+    begin("import.seconds")
+    started = time.perf_counter()
+    import torch  # noqa: F401
+
+    fact("import.seconds", time.perf_counter() - started)
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["preflight"]:
         preflight()
         emit({"done": True})
         return 0
+    if argv[:1] == ["import-time"]:
+        import_time()
+        emit({"done": True})
+        return 0
     if len(argv) == 2 and argv[0] == "run":
         run(json.loads(argv[1]))
         return 0
-    sys.stderr.write("usage: probe.py preflight | probe.py run CONFIG_JSON\n")
+    sys.stderr.write(
+        "usage: probe.py preflight | probe.py run CONFIG_JSON | probe.py import-time\n"
+    )
     return 2
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import statistics
 import tempfile
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -21,13 +22,19 @@ from typing import Any
 
 from ci_tools import proc
 from ci_tools.errors import InputError
-from ci_tools.results import Check
+from ci_tools.model import Kind
+from ci_tools.results import Check, Figures, Library
+from ci_tools.smoke import binary
 from ci_tools.smoke.evaluate import evaluate, skip_all
 from ci_tools.smoke.expect import Expectations
 from ci_tools.smoke.probe import MARKER
 
 PREFLIGHT_TIMEOUT = 120.0
 PROBE_TIMEOUT = 900.0
+IMPORT_TIMEOUT = 300.0
+# `import torch` is timed in this many fresh interpreters; the median discards a cold first
+# read of the libraries from disk and a neighbour's burst on a shared runner.
+IMPORT_RUNS = 5
 
 # Variables that change what the probe measures: ATen's dispatch level must be the host's own.
 _MASKED_ENV = ("ATEN_CPU_CAPABILITY",)
@@ -38,6 +45,7 @@ class Interpreter:
     path: str
     python: str  # "3.13.1"
     torch_origin: str
+    libraries: tuple[Library, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +58,7 @@ class ProbeOutput:
 class SmokeRun:
     checks: tuple[Check, ...]
     interpreter: Interpreter | None  # None when the host could not run the build at all
+    figures: Figures | None = None
 
 
 def resolve_python(spec: str, env: Mapping[str, str]) -> str:
@@ -148,7 +157,33 @@ def preflight(python: str, env: Mapping[str, str]) -> Interpreter:
         path=str(facts.get("executable") or python),
         python=str(facts["python"]),
         torch_origin=str(origin),
+        libraries=libraries_of(facts),
     )
+
+
+def libraries_of(facts: Mapping[str, Any]) -> tuple[Library, ...]:
+    sizes = facts.get("torch.libraries")
+    if not isinstance(sizes, dict):
+        return ()
+    return tuple(
+        Library(name=str(name), bytes=size)
+        for name, size in sorted(sizes.items())
+        if type(size) is int and size >= 0
+    )
+
+
+def import_seconds(python: str, env: Mapping[str, str], runs: int) -> float | None:
+    """The median wall time of `import torch` over `runs` fresh interpreters; None when any
+    run failed to report (the checks say why)."""
+    times = []
+    for _ in range(runs):
+        result = _run_probe(python, ["import-time"], env, IMPORT_TIMEOUT, what="start")
+        facts, _, done = parse_output(result.stdout)
+        value = facts.get("import.seconds")
+        if not (done and result.ok) or type(value) is not float:
+            return None
+        times.append(value)
+    return round(statistics.median(times), 4) if times else None
 
 
 def run_probe(python: str, expect: Expectations, env: Mapping[str, str]) -> ProbeOutput:
@@ -165,6 +200,7 @@ def smoke_test(
     host_platform: str | None,
     host_flags: Collection[str],
     env: Mapping[str, str],
+    import_runs: int = IMPORT_RUNS,
 ) -> SmokeRun:
     if host_platform != expect.platform:
         reason = host_guard(expect, host_platform, host_flags)
@@ -173,9 +209,45 @@ def smoke_test(
     interpreter = preflight(python, env)
     reason = host_guard(expect, host_platform, host_flags)
     if reason is not None:
-        return SmokeRun(checks=skip_all(expect, reason), interpreter=interpreter)
+        # The sizes and the SASS listing come from the files alone: they need none of the
+        # build's code to run, so a host that must not run it still gets them.
+        figures = Figures(libraries=interpreter.libraries)
+        checks = skip_all(expect, reason)
+        if expect.kind is Kind.GPU:
+            checks = _with_sass(checks, expect, interpreter, env)
+        return SmokeRun(checks=checks, interpreter=interpreter, figures=figures)
     output = run_probe(python, expect, env)
-    return SmokeRun(checks=evaluate(output.facts, expect, output.crash), interpreter=interpreter)
+    facts = dict(output.facts)
+    if expect.kind is Kind.GPU:
+        facts["sass"] = binary.sass_fact(facts, env)
+    imported = facts.get("import:torch")
+    seconds = None
+    if isinstance(imported, Mapping) and imported.get("ok") and import_runs > 0:
+        seconds = import_seconds(python, env, import_runs)
+    figures = Figures(
+        libraries=libraries_of(facts) or interpreter.libraries,
+        import_seconds=seconds,
+        import_runs=import_runs if seconds is not None else 0,
+    )
+    return SmokeRun(
+        checks=evaluate(facts, expect, output.crash), interpreter=interpreter, figures=figures
+    )
+
+
+def _with_sass(
+    checks: tuple[Check, ...],
+    expect: Expectations,
+    interpreter: Interpreter,
+    env: Mapping[str, str],
+) -> tuple[Check, ...]:
+    facts: dict[str, Any] = {
+        "torch.lib_dir": str(Path(interpreter.torch_origin).parent / "lib"),
+        "torch.libraries": {lib.name: lib.bytes for lib in interpreter.libraries},
+        "import:torch": {"ok": False, "detail": "not run on this host"},
+    }
+    facts["sass"] = binary.sass_fact(facts, env)
+    judged = {c.name: c for c in evaluate(facts, expect) if c.name == "sass"}
+    return tuple(judged.get(c.name, c) for c in checks)
 
 
 def _run_probe(
@@ -185,9 +257,18 @@ def _run_probe(
     with tempfile.TemporaryDirectory(prefix="ci-tools-smoke-") as folder:
         script = Path(folder) / "ci_tools_smoke_probe.py"
         script.write_text(source, encoding="utf-8")
+        # Fresh compile caches: a cached kernel from an earlier run would let torch.compile
+        # pass without the compiler the check is there to prove.
+        caches = {
+            "TORCHINDUCTOR_CACHE_DIR": str(Path(folder) / "inductor"),
+            "TRITON_CACHE_DIR": str(Path(folder) / "triton"),
+        }
         try:
             return proc.run(
-                [python, str(script), *args], cwd=Path(folder), env=probe_env(env), timeout=timeout
+                [python, str(script), *args],
+                cwd=Path(folder),
+                env={**probe_env(env), **caches},
+                timeout=timeout,
             )
         except InputError as exc:
             raise InputError(
