@@ -152,8 +152,8 @@ def test_missing_required_input_fails(copy: Path) -> None:
 def test_undefined_secret_fails(copy: Path) -> None:
     _edit(
         copy / "ci.yml",
-        "      matrix: ${{ needs.plan.outputs.matrix-1 }}\n",
-        "      matrix: ${{ needs.plan.outputs.matrix-1 }}\n    secrets:\n      FLOX_TOKEN: ${{ secrets.FLOX_TOKEN }}\n",
+        "      mark-green: true\n\n  build-2:",
+        "      mark-green: true\n    secrets:\n      FLOX_TOKEN: ${{ secrets.FLOX_TOKEN }}\n\n  build-2:",
     )
     (problem,) = check_contracts(copy)
     assert re.search(
