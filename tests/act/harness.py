@@ -52,6 +52,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from tests.doubles.github.server import GitHubDouble
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ACTIONS = HERE / "actions"
@@ -161,7 +163,10 @@ class Scenario:
         self.flox_log = tmp / "flox.log"
         self.flox_state = tmp / "floxhub"
         self.cache = tmp / "cache"
-        self.extra_env = dict(env or {})
+        # The scenario's GitHub (statuses, releases); it stops itself after its lifetime.
+        self.github = GitHubDouble(repository=REPOSITORY, lifetime=900)
+        self.github.__enter__()
+        self.extra_env = {"GITHUB_API_URL": self.github.url, **(env or {})}
         self.runs = 0
         files = (
             subprocess.run(

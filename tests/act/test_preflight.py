@@ -48,7 +48,11 @@ def test_old_flox_no_nix_and_a_full_disk_are_each_an_error(tmp_path: Path) -> No
     bins = tmp_path / "bin"
     fake_bin(bins, "flox", "1.13.9%\nnext")
     # 10^6 GiB: more than any disk; nix-store absent, so no garbage collection either.
-    done = preflight(tmp_path, INVENTORY.format(store=tmp_path).replace("min_free_gb: 1", "min_free_gb: 1000000"), bins)
+    done = preflight(
+        tmp_path,
+        INVENTORY.format(store=tmp_path).replace("min_free_gb: 1", "min_free_gb: 1000000"),
+        bins,
+    )
     assert done.returncode == 1
     errors = [line for line in done.stdout.splitlines() if line.startswith("::error::")]
     assert len(errors) == 3, done.stdout

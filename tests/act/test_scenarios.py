@@ -67,9 +67,29 @@ def small_preflight(scenario: Scenario) -> None:
 
 
 def new_scenario(tmp_path: Path) -> Scenario:
+    """A scratch repository whose every stack earlier CI runs built green at its head (the
+    statuses in the scenario's GitHub double), so a push plans only what it changes."""
     s = Scenario(tmp_path)
     small_preflight(s)
-    s.commit({}, "inventory for a machine that is no builder")
+    head = s.commit({}, "inventory for a machine that is no builder")
+    if MATRIX_UNTIL_GREEN:
+        from ci_tools import statuses
+
+        planned = subprocess.run(
+            ["python3", "-m", "ci_tools", "matrix", "--branch", "main"],
+            cwd=s.work,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(s.work)},
+        )
+        for entry in json.loads(planned.stdout)["include"]:
+            s.github.seed_status(
+                head,
+                "success",
+                statuses.context(entry["name"]),
+                statuses.description(entry["fingerprint"]),
+            )
     return s
 
 
@@ -176,25 +196,26 @@ def test_failing_build_turns_the_gate_red(failed: Failed) -> None:
 
 @needs_until_green
 def test_after_a_failed_build_the_next_docs_only_push_rebuilds_the_stack(tmp_path: Path) -> None:
-    with GitHubDouble() as github:
-        s = Scenario(tmp_path, env={"GITHUB_API_URL": github.url})
-        small_preflight(s)
-        s.commit({}, "inventory for a machine that is no builder")
-        before = s.head()
-        failed_at = add_variant(s)
-        first = s.act(
-            "push",
-            push_event(before, failed_at),
-            "ci.yml",
-            stub=STUB,
-            env={"FLOX_DOUBLE_FAIL": f"{NEW_VARIANT}=build"},
-        )
-        assert first.result("gate") == "failure"
-        docs = s.commit({"docs/notes.md": "words\n"}, "docs only")
-        s.flox_log.unlink()
-        second = s.act("push", push_event(failed_at, docs), "ci.yml", stub=STUB)
-        assert s.built() == [NEW_VARIANT]
-        assert second.result("build-0") is not None
+    s = new_scenario(tmp_path)
+    before = s.head()
+    failed_at = add_variant(s)
+    first = s.act(
+        "push",
+        push_event(before, failed_at),
+        "ci.yml",
+        stub=STUB,
+        env={"FLOX_DOUBLE_FAIL": f"{NEW_VARIANT}=build"},
+    )
+    assert first.result("gate") == "failure"
+    assert not [st for st in s.github.statuses(failed_at) if NEW_STACK in st["context"]]
+    docs = s.commit({"docs/notes.md": "words\n"}, "docs only")
+    s.flox_log.unlink()
+    second = s.act("push", push_event(failed_at, docs), "ci.yml", stub=STUB)
+    # Nothing of the stack changed since failed_at, and yet it is planned and built again.
+    assert s.built() == [NEW_VARIANT]
+    assert second.result("build-0") is not None
+    (record,) = [r for r in s.records().values() if r["variant"] == NEW_VARIANT]
+    assert record["build"]["status"] == "passed"
 
 
 def test_fork_pull_request_runs_nothing_on_the_self_hosted_runners(tmp_path: Path) -> None:

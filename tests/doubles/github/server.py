@@ -15,7 +15,8 @@ statuses") and the JSON PyGithub's own replay data records (tests/data/github-*.
 * DELETE /repos/{o}/{r}/releases/assets/{id}       204
 * POST /repos/{o}/{r}/statuses/{sha}               create a status; state must be one of
   error, failure, pending, success (422 otherwise); sha must be 40 hex (422)
-* GET  /repos/{o}/{r}/commits/{ref}/statuses       newest first
+* GET  /repos/{o}/{r}/commits/{ref}/statuses       newest first (also GET /statuses/{sha},
+  the path PyGithub's Commit.get_statuses uses)
 Lists are paged (`page` from 1, `per_page` 30 by default, at most 100).
 Every request needs `Authorization` (401 otherwise, as GitHub does for writes). Loopback only;
 bounded (a request body over 64 MiB is refused with 413); the server thread stops itself after
@@ -98,6 +99,18 @@ class GitHubDouble:
 
     def release(self, tag: str) -> dict[str, Any] | None:
         return next((r for r in self.state.releases if r["tag_name"] == tag), None)
+
+    def statuses(self, sha: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.state.statuses.get(sha, []))
+
+    def seed_status(self, sha: str, state: str, context: str, description: str) -> None:
+        """A status some earlier run posted (through the same rules as the endpoint)."""
+        with self.lock:
+            code, _ = self.create_status(
+                sha, {"state": state, "context": context, "description": description}
+            )
+        assert code == 201, (sha, state)
 
     def asset_bytes(self, tag: str, name: str) -> bytes | None:
         release = self.release(tag)
@@ -186,6 +199,10 @@ class GitHubDouble:
                 return 200, release
         if (m := re.fullmatch(r"/statuses/([^/]+)", rest)) and method == "POST":
             return self.create_status(m.group(1), json.loads(body))
+        # PyGithub's Commit.get_statuses reads the older path GET /statuses/{sha}
+        # (github/Commit.py), which GitHub still serves with the same answer.
+        if (m := re.fullmatch(r"/statuses/([^/]+)", rest)) and method == "GET":
+            return 200, self.page(list(reversed(self.state.statuses.get(m.group(1), []))), query)
         if (m := re.fullmatch(r"/commits/([^/]+)/statuses", rest)) and method == "GET":
             return 200, self.page(list(reversed(self.state.statuses.get(m.group(1), []))), query)
         if rest == "/releases" and method == "GET":
