@@ -158,12 +158,19 @@ def build_notes(
     records: Sequence[ResultRecord],
     commit: str,
     org: str | None,
+    planned: Iterable[str] = (),
 ) -> Notes:
+    """`planned`: the variants this run planned; one with no record failed (its job was
+    cancelled or timed out before writing anything), it was not "not selected"."""
     by_name = {r.variant: r for r in records}
+    expected = set(planned)
     rows = []
     for variant in variants:
         record = by_name.get(variant.name)
         outcome = outcome_of(record)
+        missing = record is None and variant.name in expected
+        if missing:
+            outcome = Outcome.BUILD_FAILED
         # The org the record says it went to: `--org` names where this run published, and a
         # variant published elsewhere (or nowhere) must not get an install line for it.
         publish_org = record.publish.org if record and record.publish else None
@@ -181,7 +188,11 @@ def build_notes(
                     if outcome is Outcome.PUBLISHED and publish_org
                     else ""
                 ),
-                detail=_detail(record, outcome),
+                detail=(
+                    "planned, but no record: its job was cancelled or timed out"
+                    if missing
+                    else _detail(record, outcome)
+                ),
                 libraries=_libraries(record),
                 import_time=_import_time(record),
             )

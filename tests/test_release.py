@@ -175,6 +175,25 @@ def test_org_option_prints_no_install_line_for_an_org_nothing_was_published_to(
     assert same.published[0].install.startswith("flox install acme/")
 
 
+def test_a_planned_variant_without_a_record_failed(catalog: Catalog) -> None:
+    records = results.load_dir(RESULTS)
+    names = {r.variant for r in records}
+    lost = "pytorch-python313-cpu-avx"
+    assert lost not in names
+    notes = release.build_notes(
+        branch=catalog.branch("cuda-12_9"),
+        variants=variants.expand(catalog, "cuda-12_9"),
+        records=records,
+        commit=COMMIT,
+        org=None,
+        planned=[lost],
+    )
+    row = next(r for r in notes.rows if r.variant == lost)
+    assert row.outcome is Outcome.BUILD_FAILED
+    assert "no record" in row.detail
+    assert lost in {r.variant for r in notes.failed}
+
+
 def test_merge_previous_keeps_earlier_variants_and_this_runs_records_win(
     catalog: Catalog,
 ) -> None:
@@ -315,8 +334,14 @@ def test_workflow_branch_choice_is_the_catalog_branches(catalog: Catalog) -> Non
 def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
     workflow = _workflow()
     assert workflow["permissions"] == {}
-    writers = [n for n, j in workflow["jobs"].items() if "write" in j["permissions"].values()]
-    assert writers == ["release"]
+    contents = [
+        n for n, j in workflow["jobs"].items() if j["permissions"].get("contents") == "write"
+    ]
+    assert contents == ["release"]
+    for name, job in workflow["jobs"].items():
+        writes = {k for k, v in job["permissions"].items() if v == "write"}
+        # The build jobs record green fingerprints (mark-green) and nothing else.
+        assert writes <= ({"contents"} if name == "release" else {"statuses"}), name
     for name, job in workflow["jobs"].items():
         for step in job.get("steps", []):
             assert "${{" not in step.get("run", ""), f"{name}: {step}"
@@ -342,6 +367,9 @@ def test_workflow_build_shards_match_the_matrix_contract() -> None:
         assert build["with"]["dry-run"] == "${{ inputs.dry_run }}"
         assert build["with"]["ref"] == "${{ inputs.branch }}"
         assert build["with"]["commit"] == "${{ needs.plan.outputs.commit }}"
+        # Publishing only in the protected environment that holds the FloxHub token.
+        assert build["with"]["environment"] == "release"
+        assert "secrets" not in build
     assert set(jobs["release"]["needs"]) == {"plan", *(f"build-{i}" for i in range(4))}
 
 

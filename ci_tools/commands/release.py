@@ -28,6 +28,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="Flox organisation for the install lines (default: the records')",
     )
     parser.add_argument(
+        "--planned",
+        type=Path,
+        metavar="PATH",
+        help="the variants this run planned (the JSON `ci-tools matrix` printed, or one name a "
+        "line); a planned variant with no record counts as a failed build",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
     )
 
@@ -61,7 +68,12 @@ def run(args: argparse.Namespace) -> int:
             )
             release.check_records(records, branch.name, (v.name for v in branch_variants))
     notes = release.build_notes(
-        branch=branch, variants=branch_variants, records=records, commit=commit, org=args.org
+        branch=branch,
+        variants=branch_variants,
+        records=records,
+        commit=commit,
+        org=args.org,
+        planned=_planned(args.planned, branch.name),
     )
     body = release.render_notes(notes, release.templates_dir(_common.catalog_path(args)))
     data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
@@ -100,6 +112,19 @@ def run(args: argparse.Namespace) -> int:
             "failed: " + ", ".join(f"{r.variant} ({r.outcome})" for r in notes.failed)
         )
     return 0
+
+
+def _planned(path: Path | None, branch: str) -> list[str]:
+    from ci_tools import report
+    from ci_tools.errors import InputError
+
+    if path is None:
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
+    return [p.variant for p in report.parse_planned(text, str(path)) if p.branch in (None, branch)]
 
 
 def _previous_asset(api: Any, existing: Any, name: str) -> Any:

@@ -114,14 +114,14 @@ def test_docs_only_push_plans_nothing_and_the_gate_is_green(tmp_path: Path) -> N
     assert run.returncode == 0
 
 
-def add_variant(s: Scenario) -> str:
-    """A catalog change: main's PyTorch gains the CPU ISA avx (recipes regenerated), so
-    exactly one new stack, py313-cpu-avx, is planned."""
+def add_variant(s: Scenario, packages: int = 1) -> str:
+    """A catalog change: main's PyTorch (and with packages=2 its TorchVision) gains the CPU
+    ISA avx (recipes regenerated), so exactly one new stack, py313-cpu-avx, is planned."""
     catalog = s.work / "catalog.yaml"
     text = catalog.read_text()
     old = "        cpu: [avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
-    assert text.count(old) >= 1
-    catalog.write_text(text.replace(old, old.replace("[avx2", "[avx, avx2"), 1))
+    assert text.count(old) >= packages
+    catalog.write_text(text.replace(old, old.replace("[avx2", "[avx, avx2"), packages))
     subprocess.run(
         ["python3", "-m", "ci_tools", "generate", "--branch", "main"],
         cwd=s.work,
@@ -156,6 +156,9 @@ def test_catalog_change_builds_and_tests_exactly_its_stack(tmp_path: Path) -> No
     )
     assert run.result("build-0") == "failure"
     assert run.result("gate") == "failure"
+    # The summary lists the stack's variant with the failed check.
+    assert run.result("summary") == "success"
+    assert NEW_VARIANT in run.summaries["summary"]
 
 
 @dataclass
@@ -264,22 +267,20 @@ def test_cancelled_stack_keeps_the_pytorch_record_and_counts_torchvision_failed(
 ) -> None:
     s = new_scenario(tmp_path)
     before = s.head()
-    torch = "pytorch-python313-cpu-avx2"
-    vision = "torchvision-python313-cpu-avx2"
-    changes = {
-        f".flox/pkgs/{name}.nix": (s.work / ".flox" / "pkgs" / f"{name}.nix").read_text()
-        for name in (torch, vision)
-    }
-    after = s.commit({k: v.replace("{", "{ ", 1) for k, v in changes.items()}, "touch a stack")
+    after = add_variant(s, packages=2)
+    torch, vision = NEW_VARIANT, NEW_VARIANT.replace("pytorch-", "torchvision-")
     run = s.act(
         "push", push_event(before, after), "ci.yml", stub=STUB, env={"ACT_HOOK_CANCEL": vision}
     )
     assert s.built() == [torch, vision]
     records = {r["variant"]: r for r in s.records().values()}
     assert records[torch]["build"]["status"] == "passed"
-    assert vision not in records or records[vision].get("build") is None
+    # The "started" record written before its build: the job died under it.
+    assert records[vision]["build"]["status"] == "started"
+    assert run.result("build-0") == "failure"
     assert run.result("gate") == "failure"
-    assert vision in run.summaries.get("summary", "")
+    assert vision in run.summaries["summary"]
+    assert "never finished" in run.summaries["summary"]
 
 
 RELEASE_SELECT = "*-python313-cpu-avx2"
