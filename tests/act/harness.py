@@ -11,31 +11,7 @@ How a scenario runs:
   (a pinned action without a stand-in is an error, so a new action cannot slip past).
 * It reads act's JSON log: each job's result (per matrix leg) and every `set-output`.
 
-act's limits (what it does not emulate), found by running 0.2.89 here, and how the suite copes:
-1. A failed job inside a reusable workflow (`uses: ./.github/workflows/x.yml`) aborts the
-   caller: act's nested plan executor returns the failure as an error
-   (pkg/runner/runner.go, `NewPlanExecutor(...).Then(handleFailure(plan))`), so jobs after it
-   with `if: ${{ !cancelled() }}` never start, where GitHub runs them. The harness then runs a
-   continuation: the same workflow with every job that already ran replaced by a stub that
-   replays its outputs and result, so `gate`, `summary` and `release` run as on GitHub.
-2. `concurrency:` is ignored (one run at a time here): cancelling a superseded push is not
-   exercised; the scenarios check the group and `cancel-in-progress` statically.
-3. `environment:` is accepted and ignored: no protection rules, reviewers or environment
-   secrets (the secret comes from `-s`). The release scenario checks that publishing jobs
-   name the environment.
-4. `timeout-minutes` is not enforced in host mode; cancellation is not emulated (a cancelled
-   stack is modelled by the scenario stopping a build and running the rest).
-5. "Re-run failed jobs" does not exist: a re-run is a second act run of the same event against
-   the same artifact store (artifacts are per run on GitHub and survive a re-run).
-6. Matrix job names take `${{ matrix.* }}` as on GitHub, but act runs a matrix's legs with
-   at most 4 in parallel and reports one result per leg; a job's overall result is derived
-   here (any failed leg fails the job).
-7. No GitHub API: `github.token` is the `-s GITHUB_TOKEN` given; GITHUB_API_URL is pointed at
-   the GitHub double (tests/doubles/github). `github.repository` comes from the scratch
-   clone's `origin` URL.
-8. Host mode shares the machine: no job isolation beyond act's per-job workspace and
-   RUNNER_TEMP under XDG_CACHE_HOME (set per scenario here); `runs-on` labels only pick the
-   host, so which pool takes a job is checked on the planned matrix, not by act.
+act's limits, and how the harness copes with them: the docstring of test_scenarios.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,37 @@
-"""Scenarios: the workflows run for real with act (see tests/act/harness.py for how, and for
-what act does not emulate). Each asserts on what the jobs did: the flox log, the artifacts
-(the result records), the GitHub double's state, not only on act's exit code."""
+"""Scenarios: the workflows run for real with act 0.2.89 in host mode, offline (how:
+tests/act/harness.py). Each asserts on what the jobs did: the flox log, the artifacts (the
+result records), the GitHub double's state, not only on act's exit code.
+
+act's limits (what it does not emulate), found by running 0.2.89 here, and how the suite copes:
+1. A failed job inside a reusable workflow (`uses: ./.github/workflows/x.yml`) aborts the
+   caller: act's nested plan executor returns the failure as an error
+   (pkg/runner/runner.go, `NewPlanExecutor(...).Then(handleFailure(plan))`), so jobs after it
+   with `if: ${{ !cancelled() }}` never start, where GitHub runs them. The harness then runs a
+   continuation: the same workflow with every job that already ran replaced by a stub that
+   replays its outputs and result, so `gate`, `summary` and `release` run as on GitHub.
+2. `concurrency:` is ignored (one run at a time here): cancelling a superseded push is not
+   exercised; tests/test_workflows.py checks the group and `cancel-in-progress` statically.
+3. `environment:` is accepted and ignored: no protection rules, reviewers or environment
+   secrets (the secret comes from `-s`); tests/test_release.py checks statically that the
+   publishing jobs name the environment and get no secret from their caller.
+4. `timeout-minutes` is not enforced in host mode, and cancelling a run is not emulated: a
+   cancelled stack is modelled by tests/act/hooks/flox killing `ci-tools build` with SIGKILL
+   mid-stack (what a runner's cancel or timeout does to the step, at its harshest), after
+   which the `always()` upload steps run as they do on GitHub.
+5. "Re-run failed jobs" does not exist: a re-run is a second act run of the same event against
+   the same artifact store (artifacts are per run on GitHub and survive a re-run).
+6. Matrix job names take `${{ matrix.* }}` as on GitHub, but act runs a matrix's legs with
+   at most 4 in parallel and reports one result per leg; a job's overall result is derived
+   here (any failed leg fails the job).
+7. No GitHub API: `github.token` is the `-s GITHUB_TOKEN` given; GITHUB_API_URL is pointed at
+   the GitHub double (tests/doubles/github). `github.repository` comes from the scratch
+   clone's `origin` URL.
+8. Host mode shares the machine: no job isolation beyond act's per-job workspace and
+   RUNNER_TEMP under XDG_CACHE_HOME (set per scenario here); `runs-on` labels only pick the
+   host, so which pool takes a job is checked on the planned matrix, not by act.
+9. Scenarios whose missing piece is on another branch skip with the reason and run once it is
+   merged: publishing needs the flox double of issue 9 (`flox publish`, FloxHub state).
+"""
 
 from __future__ import annotations
 
