@@ -303,7 +303,8 @@ def test_cancelled_stack_keeps_the_pytorch_record_and_counts_torchvision_failed(
     run = s.act(
         "push", push_event(before, after), "ci.yml", stub=STUB, env={"ACT_HOOK_CANCEL": vision}
     )
-    assert s.built() == [torch, vision]
+    # The hook killed `ci-tools build` when it started flox for TorchVision.
+    assert s.built() == [torch]
     records = {r["variant"]: r for r in s.records().values()}
     assert records[torch]["build"]["status"] == "passed"
     # The "started" record written before its build: the job died under it.
