@@ -136,7 +136,7 @@ class Scenario:
         self.work = tmp / "work"
         self.origin = tmp / "origin.git"
         self.artifacts = tmp / "artifacts"
-        self.flox_log = tmp / "flox.log"
+        self.flox_log = tmp / "flox-calls.log"  # written by tests/act/hooks/flox
         self.flox_state = tmp / "floxhub"
         self.cache = tmp / "cache"
         # The scenario's GitHub (statuses, releases); it stops itself after its lifetime.
@@ -314,7 +314,8 @@ class Scenario:
             "PIP_NO_INDEX": "1",
             "PIP_FIND_LINKS": str(wheelhouse()),
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-            "FLOX_DOUBLE_LOG": str(self.flox_log),
+            "ACT_FLOX_CALLS": str(self.flox_log),
+            "FLOX_DOUBLE_LOG": str(self.tmp / "flox-double.log"),
             "FLOX_DOUBLE_STATE": str(self.flox_state),
             **self.extra_env,
             **(env or {}),
