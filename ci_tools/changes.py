@@ -66,14 +66,13 @@ def open_checkout(root: Path) -> Checkout:
 
     if proc.which("git") is None:
         return Checkout(root=root, git=None, prefix="")
-    top = GitRepo(root=root).toplevel()
-    if top is None:
+    where = GitRepo(root=root).locate()
+    # Without a commit there is nothing to read through git.
+    if where is None or where[1] is None:
         return Checkout(root=root, git=None, prefix="")
+    top = where[0]
     rel = _relative(top, root)
     if rel is None:
-        return Checkout(root=root, git=None, prefix="")
-    # Without a commit there is nothing to read through git.
-    if GitRepo(root=top).resolve_commit("HEAD") is None:
         return Checkout(root=root, git=None, prefix="")
     return Checkout(root=root, git=GitRepo(root=top), prefix="" if rel == "." else rel + "/")
 

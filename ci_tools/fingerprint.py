@@ -33,6 +33,7 @@ from ci_tools.model import Catalog
 from ci_tools.nixinputs import NixFile, NixReader, folder_index, resolve
 from ci_tools.variants import Variant
 
+_SHARED = ("nix/", f"{layout.PKGS_DIR}/lib/")
 ENV_FILES = (".flox/env/manifest.toml", ".flox/env/manifest.lock")
 FINGERPRINT_VERSION = 1
 # Hex digits of the fingerprint: 128 bits, and short enough for a status description.
@@ -117,11 +118,12 @@ class Fingerprinter:
         names = sorted({n for members in stacks.values() for n in members})
         starts = {n: recipe_files(n, tree.files, folders) for n in names}
         graph, nix, missing = self._graph(tree, folders, [p for s in starts.values() for p in s])
-        problems = _problems(tree, nix, missing)
         env = [(p, tree.files.get(p, "missing")) for p in ENV_FILES]
         per_variant: dict[str, object] = {}
+        reached: set[str] = set()
         for name in names:
             paths = _reach(starts[name], graph)
+            reached |= paths
             per_variant[name] = {
                 "name": name,
                 "recipe": bool(starts[name]),
@@ -129,6 +131,8 @@ class Fingerprinter:
                 "files": [[p, _digest(p, tree, nix)] for p in sorted(paths)],
                 "missing": sorted({r for p in paths for r in missing.get(p, ())}),
             }
+        # Only what the stacks use is reported: a prefetched file nothing imports is no input.
+        problems = _problems(tree, {p: f for p, f in nix.items() if p in reached}, missing)
         out: dict[str, str] = {}
         for stack, members in stacks.items():
             document = {
@@ -150,15 +154,20 @@ class Fingerprinter:
         missing: dict[str, list[str]] = {}
         frontier = sorted(set(starts))
         seen = set(frontier)
+        # Shared Nix code lives in these folders: parsing it with the recipes saves Nix a
+        # start per import depth; files elsewhere are read when something references them.
+        shared = [p for p in tree.files if p.endswith(".nix") and p.startswith(_SHARED)]
+        prefetch = set(shared) if frontier else set()
         while frontier:
             nix_paths = [p for p in frontier if p.endswith(".nix")]
-            contents = tree.load(nix_paths) if nix_paths else {}
-            read = self.reader.read(contents)
-            nix.update(read)
+            wanted = sorted(set(nix_paths) | prefetch - nix.keys())
+            prefetch = set()
+            contents = tree.load(wanted) if wanted else {}
+            nix.update(self.reader.read(contents))
             found: list[str] = []
             for path in frontier:
                 graph[path] = []
-                facts = read.get(path)
+                facts = nix.get(path)
                 if facts is None:
                     continue
                 for ref in facts.references:
@@ -242,7 +251,9 @@ def build_facts(variant: Variant, catalog: Catalog) -> Hashable:
         ),
         # Per-variant toolkit facts, where the catalog has several CUDA toolkits (each with
         # its own pin) per branch; absent today, so read defensively.
-        tuple(record_facts(getattr(variant, field, None)) for field in ("cuda", "toolkit", "nixpkgs")),
+        tuple(
+            record_facts(getattr(variant, field, None)) for field in ("cuda", "toolkit", "nixpkgs")
+        ),
         None if gpu is None else (gpu.capability, gpu.cudnn),
         None
         if isa is None

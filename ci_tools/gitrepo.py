@@ -31,6 +31,15 @@ class GitRepo:
         result = self._git("rev-parse", "--show-toplevel")
         return Path(result.stdout.strip()) if result.ok else None
 
+    def locate(self) -> tuple[Path, str | None] | None:
+        """One call for where a checkout stands: the top of its working tree and HEAD's
+        commit (None before the first commit); None outside a git repository."""
+        result = self._git("rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD")
+        lines = result.stdout.splitlines()
+        if not lines:
+            return None
+        return Path(lines[0]), (lines[1] if result.ok and len(lines) > 1 else None)
+
     def resolve_commit(self, ref: str) -> str | None:
         """The commit `ref` names, or None when this clone does not have it."""
         if ref.startswith("-"):
@@ -134,9 +143,10 @@ class GitRepo:
         result = self._git("symbolic-ref", "--quiet", "--short", "HEAD")
         return result.stdout.strip() or None if result.ok else None
 
-    def first_parents(self, head: str, count: int) -> tuple[str, ...]:
-        """`head` and its first parents, newest first, at most `count`."""
-        result = self._git("rev-list", "--first-parent", f"--max-count={count}", head, "--")
+    def recent_commits(self, head: str, count: int) -> tuple[str, ...]:
+        """`head` and the commits it reaches, newest first, at most `count`: through every
+        parent, so a pull request's merge commit reaches the pull request's own commits."""
+        result = self._git("rev-list", f"--max-count={count}", head, "--")
         if not result.ok:
             raise InputError(f"`git rev-list {head}` failed: {result.stderr.strip()}")
         return tuple(result.stdout.split())

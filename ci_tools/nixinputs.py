@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +82,8 @@ class NixReader:
         return out
 
     def _parse_all(self, files: Mapping[str, bytes]) -> dict[str, NixFile]:
+        import tempfile  # only when there is something to parse
+
         out: dict[str, NixFile] = {}
         with tempfile.TemporaryDirectory(prefix="ci-tools-nix-") as tmp:
             root = Path(tmp).resolve() / "r"

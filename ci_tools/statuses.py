@@ -12,8 +12,9 @@ API: GitHub's REST "Commit statuses" (`POST /repos/{owner}/{repo}/statuses/{sha}
 `statuses: write`; `GET /repos/{owner}/{repo}/commits/{ref}/statuses` lists newest first,
 up to 100 a page), through PyGithub (`Commit.create_status`, `Commit.get_statuses`),
 honouring GITHUB_API_URL, each request retried by `ci_tools.retry` (`github_api.Api.call`).
-The lookback is bounded: `DEFAULT_COMMITS` first-parent commits of HEAD (read from the local
-clone, no request) and `DEFAULT_MAX_CALLS` requests; it stops as soon as every stack is
+The lookback is bounded: the `DEFAULT_COMMITS` newest commits HEAD reaches (read from the
+local clone, no request; through every parent, so on a pull request's merge commit the pull
+request's own commits, where `mark-green --commit <head sha>` records, are read) and `DEFAULT_MAX_CALLS` requests; it stops as soon as every stack is
 answered. A stack not found green within the bounds is scheduled: a spare build, never a
 missed one.
 """

@@ -319,3 +319,21 @@ def test_mark_green_validates_its_arguments(
 ) -> None:
     assert cli.main(["mark-green", *args]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_a_pull_requests_merge_commit_reads_the_pull_requests_statuses(
+    repo: Path, github: StatusesApi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    git(repo, "checkout", "-q", "-b", "fix")
+    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", "Y=3"))
+    commit_all(repo, "fix the cpu recipe")
+    head, _ = plan(capsys)
+    for stack, fingerprint in head.items():
+        green(capsys, stack, fingerprint, repo)  # on the pull request's head commit
+    git(repo, "checkout", "-q", base)
+    docs_push(repo, "# builds\nmeanwhile\n")
+    # GitHub's refs/pull/N/merge: the base branch's head merged with the pull request's.
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
+    git(repo, "checkout", "-q", "--detach")
+    assert plan(capsys, "--branch", base)[0] == {}

@@ -93,7 +93,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=_positive,
         default=statuses_defaults.DEFAULT_COMMITS,
         metavar="N",
-        help="--until-green reads the statuses of at most N first-parent commits of HEAD "
+        help="--until-green reads the statuses of at most N commits HEAD reaches, newest first "
         f"(default: {statuses_defaults.DEFAULT_COMMITS})",
     )
     parser.add_argument(
@@ -271,7 +271,7 @@ def _green(
             lambda line: ghoutput.notice(line, env),
             per_page=statuses.PER_PAGE,
         )
-        commits = checkout.git.first_parents("HEAD", args.lookback)
+        commits = checkout.git.recent_commits("HEAD", args.lookback)
         lookup = statuses.find_green(api, commits, head.by_stack, max_calls=args.max_api_calls)
     except CiToolsError as exc:
         ghoutput.warning(
