@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ci_tools import layout
+from ci_tools import layout, results
 from ci_tools.errors import InputError
 from ci_tools.model import Branch
 from ci_tools.results import SCHEMA, PublishStatus, ResultRecord, Status
@@ -158,13 +158,24 @@ def build_notes(
     records: Sequence[ResultRecord],
     commit: str,
     org: str | None,
+    planned: Iterable[str] = (),
 ) -> Notes:
+    """`planned`: the variants this run planned; one with no record failed (its job was
+    cancelled or timed out before writing anything), it was not "not selected"."""
     by_name = {r.variant: r for r in records}
+    expected = set(planned)
     rows = []
     for variant in variants:
         record = by_name.get(variant.name)
         outcome = outcome_of(record)
-        publish_org = org or (record.publish.org if record and record.publish else None)
+        missing = record is None and variant.name in expected
+        if missing:
+            outcome = Outcome.BUILD_FAILED
+        # The org the record says it went to: `--org` names where this run published, and a
+        # variant published elsewhere (or nowhere) must not get an install line for it.
+        publish_org = record.publish.org if record and record.publish else None
+        if org is not None and publish_org != org:
+            publish_org = None
         rows.append(
             Row(
                 variant=variant.name,
@@ -177,7 +188,11 @@ def build_notes(
                     if outcome is Outcome.PUBLISHED and publish_org
                     else ""
                 ),
-                detail=_detail(record, outcome),
+                detail=(
+                    "planned, but no record: its job was cancelled or timed out"
+                    if missing
+                    else _detail(record, outcome)
+                ),
                 libraries=_libraries(record),
                 import_time=_import_time(record),
             )
@@ -260,6 +275,36 @@ def templates_dir(catalog_path: Path) -> Path:
 
 def asset_name(tag: str) -> str:
     return f"results-{tag}.json"
+
+
+def merge_previous(
+    previous: Any, records: Sequence[ResultRecord], *, commit: str, source: str
+) -> list[ResultRecord]:
+    """This run's records plus, for every variant this run has no record of, the record the
+    release's previous asset (`summary` of an earlier run at the same commit) holds: a
+    narrower selection keeps the variants an earlier run built and published. A record of
+    this run wins. Bad asset content is an InputError naming SOURCE and the field."""
+    if previous is None:
+        return list(records)
+    if not isinstance(previous, dict) or not isinstance(previous.get("variants"), list):
+        raise InputError(f"{source}: not a release results asset (no variants list)")
+    if previous.get("commit") != commit:
+        raise InputError(
+            f"{source}: the asset is of commit {previous.get('commit')}, the release of {commit}"
+        )
+    have = {r.variant for r in records}
+    merged = list(records)
+    for index, entry in enumerate(previous["variants"]):
+        if not isinstance(entry, dict):
+            raise InputError(f"{source}: variants[{index}] is not an object")
+        data = entry.get("record")
+        if data is None or entry.get("variant") in have:
+            continue
+        record = results.from_json(data, f"{source}: variants[{index}].record")
+        if record.variant not in have:
+            merged.append(record)
+            have.add(record.variant)
+    return merged
 
 
 def summary(notes: Notes, records: Sequence[ResultRecord]) -> dict[str, Any]:

@@ -217,7 +217,8 @@ def _inventory(root: Node, problems: Problems, known_sms: set[str] | None) -> In
         problems,
         what="the runner inventory",
         required=("builders",),
-        optional=("test_runners",),
+        # preflight: read by .github/scripts/preflight.py on the runners, not here.
+        optional=("test_runners", "preflight"),
     ):
         return None
     if "builders" not in root.value:

@@ -117,6 +117,16 @@ def _uploads(mock: responses.RequestsMock) -> None:
     )
 
 
+def _previous_asset(mock: responses.RequestsMock) -> None:
+    """The release's results asset of an earlier run at the same commit, which the release
+    reads to keep the variants that run recorded (none here)."""
+    mock.get(
+        _at(ASSET_URL),
+        body=json.dumps({"commit": COMMIT, "variants": []}).encode(),
+        content_type="application/octet-stream",
+    )
+
+
 def _sent(mock: responses.RequestsMock, method: str, url: str) -> list[dict[str, Any]]:
     return [
         json.loads(c.request.body)
@@ -164,6 +174,7 @@ def test_rerun_updates_the_same_release_and_replaces_asset(
     api.get(_at(f"{REPO_URL}/releases/tags/{TAG}"), json=_release())
     api.add_callback(responses.PATCH, _at(RELEASE_URL), callback=_echo_patch)
     api.get(_at(f"{RELEASE_URL}/assets"), json=[_body("github-asset.json")])
+    _previous_asset(api)
     api.delete(_at(ASSET_URL), status=204)
     _uploads(api)
 
@@ -257,6 +268,7 @@ def test_asset_upload_and_delete_retried_after_5xx(
     asset = _body("github-asset.json")
     # The old asset: its DELETE answers 502 but went through, so the retry meets 404.
     api.get(_at(f"{RELEASE_URL}/assets"), json=[asset])
+    _previous_asset(api)
     api.delete(_at(ASSET_URL), status=502, json=_body("github-error-502.json"))
     api.delete(_at(ASSET_URL), status=404, json=_body("github-error-404.json"))
     # The upload answers 502 but landed, so the retry meets 422 already_exists ...
@@ -273,6 +285,8 @@ def test_asset_upload_and_delete_retried_after_5xx(
     assert f"attached {ASSET}" in out
     assert len(sleeps) == 2
     assert [m.split(" ")[0] for m in _methods(api) if "assets" in m] == [
+        "GET",  # list, and
+        "GET",  # read the previous run's results asset (kept variants)
         "GET",
         "DELETE",
         "DELETE",
@@ -345,6 +359,7 @@ def test_dry_run_makes_no_write_call(api: responses.RequestsMock, capsys) -> Non
     _repo(api)
     api.get(_at(f"{REPO_URL}/releases/tags/{TAG}"), json=_release())
     api.get(_at(f"{RELEASE_URL}/assets"), json=[_body("github-asset.json")])
+    _previous_asset(api)
 
     code, out, _ = _run(capsys, "--dry-run")
 

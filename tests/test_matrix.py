@@ -165,7 +165,12 @@ def test_test_scope_follows_the_inventory(catalog: Catalog, shipped_inventory: I
         "builder pool x86_64-linux lacks avx512_bf16: running it would die of SIGILL"
     )
     assert by_name["py313-darwin-mps"].test.value == "gpu"
-    assert by_name["py313-darwin-mps"].runs_on == ("self-hosted", "macOS", "ARM64")
+    assert by_name["py313-darwin-mps"].runs_on == (
+        "self-hosted",
+        "macOS",
+        "ARM64",
+        "builder-darwin",
+    )
 
 
 def test_default_inventory_labels_and_untested_builds(catalog: Catalog) -> None:

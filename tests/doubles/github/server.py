@@ -1,0 +1,319 @@
+"""A GitHub REST API double on 127.0.0.1: the releases and commit-statuses endpoints ci-tools
+uses, with state the tests read.
+
+Endpoints and shapes follow GitHub's REST reference ("Releases", "Release assets", "Commit
+statuses") and the JSON PyGithub's own replay data records (tests/data/github-*.json here):
+* GET  /repos/{o}/{r}                              the repository (PyGithub's get_repo)
+* GET  /repos/{o}/{r}/releases                     list, newest first
+* GET  /repos/{o}/{r}/releases/tags/{tag}          one release, 404 when none
+* POST /repos/{o}/{r}/releases                     create; 422 `already_exists` on a taken tag
+* PATCH /repos/{o}/{r}/releases/{id}               update
+* GET  /repos/{o}/{r}/releases/{id}/assets         list assets
+* POST /uploads/repos/{o}/{r}/releases/{id}/assets?name=N   upload (the release's upload_url
+  points here); 422 `already_exists` on a taken name, as GitHub answers
+* GET  /repos/{o}/{r}/releases/assets/{id}         download with Accept: application/octet-stream
+* DELETE /repos/{o}/{r}/releases/assets/{id}       204
+* POST /repos/{o}/{r}/statuses/{sha}               create a status; state must be one of
+  error, failure, pending, success (422 otherwise); sha must be 40 hex (422)
+* GET  /repos/{o}/{r}/commits/{ref}/statuses       newest first (also GET /statuses/{sha},
+  the path PyGithub's Commit.get_statuses uses)
+Lists are paged (`page` from 1, `per_page` 30 by default, at most 100).
+Every request needs `Authorization` (401 otherwise, as GitHub does for writes). Loopback only;
+bounded (a request body over 64 MiB is refused with 413); the server thread stops itself after
+`lifetime` seconds if the test never stops it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+MAX_BODY = 64 * 1024 * 1024
+STATES = {"error", "failure", "pending", "success"}
+SHA = re.compile(r"[0-9a-f]{40}")
+TIME = "2026-11-22T04:00:00Z"
+
+
+@dataclass
+class State:
+    releases: list[dict[str, Any]] = field(default_factory=list)
+    assets: dict[int, bytes] = field(default_factory=dict)
+    statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    next_id: int = 1000
+
+    def new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+
+class GitHubDouble:
+    def __init__(self, repository: str = "acme/torch-builds", lifetime: float = 600.0) -> None:
+        self.repository = repository
+        self.state = State()
+        self.lock = threading.Lock()
+        double = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def do_GET(self) -> None:
+                double.handle(self, "GET")
+
+            def do_POST(self) -> None:
+                double.handle(self, "POST")
+
+            def do_PATCH(self) -> None:
+                double.handle(self, "PATCH")
+
+            def do_DELETE(self) -> None:
+                double.handle(self, "DELETE")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.timer = threading.Timer(lifetime, self.stop)
+        self.timer.daemon = True
+
+    def __enter__(self) -> GitHubDouble:
+        self.thread.start()
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.timer.cancel()
+        self.server.shutdown()
+        self.server.server_close()
+
+    # --- state the tests read -----------------------------------------------------------
+
+    def release(self, tag: str) -> dict[str, Any] | None:
+        return next((r for r in self.state.releases if r["tag_name"] == tag), None)
+
+    def statuses(self, sha: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.state.statuses.get(sha, []))
+
+    def seed_status(self, sha: str, state: str, context: str, description: str) -> None:
+        """A status some earlier run posted (through the same rules as the endpoint)."""
+        with self.lock:
+            code, _ = self.create_status(
+                sha, {"state": state, "context": context, "description": description}
+            )
+        assert code == 201, (sha, state)
+
+    def asset_bytes(self, tag: str, name: str) -> bytes | None:
+        release = self.release(tag)
+        asset = next((a for a in (release or {}).get("assets", []) if a["name"] == name), None)
+        return None if asset is None else self.state.assets[asset["id"]]
+
+    # --- HTTP ---------------------------------------------------------------------------
+
+    def handle(self, req: BaseHTTPRequestHandler, method: str) -> None:
+        parts = urlsplit(req.path)
+        length = int(req.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self.reply(req, 413, {"message": "Payload Too Large"})
+            return
+        body = req.rfile.read(length) if length else b""
+        with self.lock:
+            self.state.requests.append((method, parts.path))
+            if not req.headers.get("Authorization"):
+                self.reply(req, 401, {"message": "Requires authentication"})
+                return
+            try:
+                status, payload = self.route(method, parts.path, parse_qs(parts.query), body, req)
+            except (ValueError, KeyError):
+                status, payload = 400, {"message": "Problems parsing JSON"}
+        self.reply(req, status, payload)
+
+    def reply(self, req: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+        raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        req.send_response(status)
+        ctype = "application/octet-stream" if isinstance(payload, bytes) else "application/json"
+        req.send_header("Content-Type", ctype)
+        req.send_header("Content-Length", str(len(raw)))
+        req.end_headers()
+        if status != 204:
+            req.wfile.write(raw)
+
+    def api(self, path: str) -> str:
+        return f"{self.url}/repos/{self.repository}{path}"
+
+    def route(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        body: bytes,
+        req: BaseHTTPRequestHandler,
+    ) -> tuple[int, Any]:
+        repo = f"/repos/{self.repository}"
+        upload = f"/uploads{repo}/releases/"
+        not_found = (404, {"message": "Not Found", "status": "404"})
+        if path == repo and method == "GET":
+            owner, name = self.repository.split("/")
+            return 200, {
+                "id": 1,
+                "name": name,
+                "full_name": self.repository,
+                "owner": {"login": owner},
+                "url": self.api(""),
+                "default_branch": "main",
+            }
+        if path.startswith(upload) and method == "POST":
+            return self.upload(int(path[len(upload) :].split("/")[0]), query, body, req)
+        if not path.startswith(repo + "/"):
+            return not_found
+        rest = path[len(repo) :]
+        if rest == "/releases" and method == "POST":
+            return self.create_release(json.loads(body))
+        if rest.startswith("/releases/tags/") and method == "GET":
+            release = self.release(rest.removeprefix("/releases/tags/"))
+            return (200, release) if release else not_found
+        if m := re.fullmatch(r"/releases/assets/(\d+)", rest):
+            return self.asset(method, int(m.group(1)))
+        if m := re.fullmatch(r"/releases/(\d+)(/assets)?", rest):
+            release = next((r for r in self.state.releases if r["id"] == int(m.group(1))), None)
+            if release is None:
+                return not_found
+            if m.group(2) and method == "GET":
+                return 200, release["assets"]
+            if method == "PATCH":
+                data = json.loads(body)
+                for key in ("name", "body", "draft", "prerelease", "target_commitish", "tag_name"):
+                    if key in data:
+                        release[key] = data[key]
+                return 200, release
+            if method == "GET":
+                return 200, release
+        if (m := re.fullmatch(r"/statuses/([^/]+)", rest)) and method == "POST":
+            return self.create_status(m.group(1), json.loads(body))
+        # PyGithub's Commit.get_statuses reads the older path GET /statuses/{sha}
+        # (github/Commit.py), which GitHub still serves with the same answer.
+        if (m := re.fullmatch(r"/statuses/([^/]+)", rest)) and method == "GET":
+            return 200, self.page(list(reversed(self.state.statuses.get(m.group(1), []))), query)
+        if (m := re.fullmatch(r"/commits/([^/]+)/statuses", rest)) and method == "GET":
+            return 200, self.page(list(reversed(self.state.statuses.get(m.group(1), []))), query)
+        if rest == "/releases" and method == "GET":
+            return 200, self.page(list(reversed(self.state.releases)), query)
+        return not_found
+
+    @staticmethod
+    def page(items: list[Any], query: dict[str, list[str]]) -> list[Any]:
+        """`page` (from 1) and `per_page` (default 30, at most 100), as GitHub pages lists."""
+        number = max(int(query.get("page", ["1"])[0]), 1)
+        size = min(max(int(query.get("per_page", ["30"])[0]), 1), 100)
+        return items[(number - 1) * size : number * size]
+
+    def create_release(self, data: dict[str, Any]) -> tuple[int, Any]:
+        tag = data.get("tag_name")
+        if not isinstance(tag, str) or not tag:
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"field": "tag_name", "code": "missing_field"}],
+            }
+        if self.release(tag) is not None:
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"resource": "Release", "code": "already_exists", "field": "tag_name"}],
+            }
+        rid = self.state.new_id()
+        release = {
+            "url": self.api(f"/releases/{rid}"),
+            "assets_url": self.api(f"/releases/{rid}/assets"),
+            "upload_url": f"{self.url}/uploads/repos/{self.repository}/releases/{rid}/assets{{?name,label}}",
+            "html_url": f"https://github.com/{self.repository}/releases/tag/{tag}",
+            "id": rid,
+            "tag_name": tag,
+            "target_commitish": data.get("target_commitish", "main"),
+            "name": data.get("name", tag),
+            "body": data.get("body", ""),
+            "draft": bool(data.get("draft", False)),
+            "prerelease": bool(data.get("prerelease", False)),
+            "make_latest": data.get("make_latest", "true"),
+            "created_at": TIME,
+            "published_at": TIME,
+            "author": {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"},
+            "assets": [],
+        }
+        self.state.releases.append(release)
+        return 201, release
+
+    def upload(
+        self, rid: int, query: dict[str, list[str]], body: bytes, req: BaseHTTPRequestHandler
+    ) -> tuple[int, Any]:
+        release = next((r for r in self.state.releases if r["id"] == rid), None)
+        name = query.get("name", [""])[0]
+        if release is None:
+            return 404, {"message": "Not Found"}
+        if not name:
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"field": "name", "code": "missing"}],
+            }
+        if any(a["name"] == name for a in release["assets"]):
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"resource": "ReleaseAsset", "code": "already_exists", "field": "name"}],
+            }
+        aid = self.state.new_id()
+        asset = {
+            "url": self.api(f"/releases/assets/{aid}"),
+            "id": aid,
+            "name": name,
+            "label": query.get("label", [""])[0] or None,
+            "content_type": req.headers.get("Content-Type", "application/octet-stream"),
+            "state": "uploaded",
+            "size": len(body),
+            "download_count": 0,
+            "created_at": TIME,
+            "updated_at": TIME,
+            "browser_download_url": f"https://github.com/{self.repository}/releases/download/{release['tag_name']}/{name}",
+        }
+        release["assets"].append(asset)
+        self.state.assets[aid] = body
+        return 201, asset
+
+    def asset(self, method: str, aid: int) -> tuple[int, Any]:
+        for release in self.state.releases:
+            for asset in release["assets"]:
+                if asset["id"] == aid:
+                    if method == "DELETE":
+                        release["assets"].remove(asset)
+                        del self.state.assets[aid]
+                        return 204, b""
+                    if method == "GET":
+                        return 200, self.state.assets[aid]
+        return 404, {"message": "Not Found"}
+
+    def create_status(self, sha: str, data: dict[str, Any]) -> tuple[int, Any]:
+        state = data.get("state")
+        if not SHA.fullmatch(sha) or state not in STATES:
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"field": "state", "code": "invalid"}],
+            }
+        status = {
+            "url": self.api(f"/statuses/{sha}"),
+            "id": self.state.new_id(),
+            "state": state,
+            "description": data.get("description"),
+            "target_url": data.get("target_url"),
+            "context": data.get("context") or "default",
+            "created_at": TIME,
+            "updated_at": TIME,
+            "creator": {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"},
+        }
+        self.state.statuses.setdefault(sha, []).append(status)
+        return 201, status
