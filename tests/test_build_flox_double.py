@@ -154,3 +154,31 @@ def test_an_environment_flox_cannot_open_fails_the_build(
     record = results.load(out)
     assert record.build is not None
     assert "unable to locate an 'env.json'" in record.build.log_tail
+
+
+def test_a_built_result_without_python_is_a_failed_test_on_record(
+    run_cli: CliRunner, checkout: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The double's outputs are placeholders with no Python in their closure: `ci-tools test`
+    records that as a failed test (exit 1), not as bad input with no record (exit 2)."""
+    out = tmp_path / "records"
+    assert _cli(run_cli, checkout, env, OTHER, "--results", str(out)).returncode == 0
+    root = tmp_path / "nix"  # the double's private store: the job's Nix must see it too
+    store_env = {
+        **env,
+        "NIX_STORE_DIR": str(root / "store"),
+        "NIX_STATE_DIR": str(root / "var"),
+        "NIX_LOG_DIR": str(root / "log"),
+        "NIX_CONF_DIR": str(root / "etc"),
+        "NIX_REMOTE": "",
+    }
+    catalog = str(REPO_ROOT / "catalog.yaml")
+    args = ("test", "--catalog", catalog, "--branch", "main", "--results", str(out), OTHER)
+    done = run_cli(*args, cwd=checkout, env=store_env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    record = results.load(results.result_path(out, OTHER))
+    assert record.build is not None and record.build.status is Status.PASSED
+    assert record.test is not None and record.test.status is Status.FAILED
+    (check,) = record.test.checks
+    assert check.name == "interpreter" and "holds no Python 3.13 interpreter" in check.detail

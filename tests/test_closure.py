@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.errors import InputError
 from ci_tools.smoke import closure
 
 HASH = "0123456789abcdfghijklmnpqrsvwxyz"  # 32 characters of Nix's base32 alphabet
@@ -41,13 +40,13 @@ def test_closure_python_with_every_site_packages_result_first(tmp_path: Path) ->
     assert launch.env["PYTHONPATH"].split(os.pathsep) == [str(torch / site), str(numpy / site)]
 
 
-def test_closure_without_the_branch_python_is_bad_input(tmp_path: Path) -> None:
+def test_closure_without_the_branch_python_is_a_broken_build(tmp_path: Path) -> None:
     store = tmp_path / "store"
     python = _store_path(store, "python3-3.12.9")
     (python / "bin").mkdir()
     (python / "bin" / "python3").write_text("", encoding="utf-8")
     result = _store_path(store, "pytorch-python313-cpu-avx2", "lib/python3.13/site-packages")
-    with pytest.raises(InputError, match=r"holds no Python 3\.13 interpreter"):
+    with pytest.raises(closure.NoInterpreterError, match=r"holds no Python 3\.13 interpreter"):
         closure.launch_from_closure(result, [python, result], "3.13")
 
 

@@ -83,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
         python = runner.resolve_python(args.python, env)
     else:
         result_dir = args.result or cwd / f"result-{variant.name}"
-        launch = closure.interpreter_in(result_dir, variant.name, variant.python)
+        try:
+            launch = closure.interpreter_in(result_dir, variant.name, variant.python)
+        except closure.NoInterpreterError as exc:
+            return _record_untestable(paths, variant, env, cwd, str(exc))
         python = launch.python
         env.update(launch.env)
     record = _results.existing_or_new(paths, variant, env, cwd)
@@ -119,3 +122,16 @@ def run(args: argparse.Namespace) -> int:
     )
     _results.save(record.with_test(outcome), paths)
     return EXIT_FAILED if outcome.status is Status.FAILED else EXIT_OK
+
+
+def _record_untestable(
+    paths: list[Path], variant: variants.Variant, env: dict[str, str], cwd: Path, reason: str
+) -> int:
+    """The build exists but cannot run: its test failed, and the record says why."""
+    check = Check(name="interpreter", status=Status.FAILED, detail=reason)
+    print(format_check(check))
+    print(f"{Status.FAILED}: {variant.name}: 0 passed, 1 failed, 0 skipped")
+    outcome = TestOutcome(status=Status.FAILED, checks=(check,), figures=None)
+    record = _results.existing_or_new(paths, variant, env, cwd)
+    _results.save(record.with_test(outcome), paths)
+    return EXIT_FAILED

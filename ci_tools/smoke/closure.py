@@ -60,12 +60,17 @@ def closure_of(result_dir: Path) -> list[Path]:
     return [Path(line) for line in result.stdout.splitlines() if line.strip()]
 
 
+class NoInterpreterError(InputError):
+    """A build result whose runtime closure holds no Python to run it: a broken build (its
+    test fails and is recorded), not a mistake in the command line."""
+
+
 def launch_from_closure(result_dir: Path, closure: Sequence[Path], python_version: str) -> Launch:
     """The closure's Python `python_version` ("3.13"), with every site-packages of the closure
     on PYTHONPATH, the result's own first."""
     interpreter = _interpreter(closure, python_version)
     if interpreter is None:
-        raise InputError(
+        raise NoInterpreterError(
             f"the closure of {result_dir} holds no Python {python_version} interpreter; "
             "pass one that has this build on its path with --python PATH"
         )

@@ -214,6 +214,24 @@ class Scenario:
 
     # --- running act --------------------------------------------------------------------
 
+    def _nix_store_env(self) -> dict[str, str]:
+        """One private Nix store per scenario, shared by the flox double and the jobs."""
+        root = self.tmp / "nix-store"
+        (root / "etc").mkdir(parents=True, exist_ok=True)
+        conf = root / "etc" / "nix.conf"
+        if not conf.exists():
+            conf.write_text(
+                "sandbox = false\nsubstituters =\nbuild-users-group =\n", encoding="utf-8"
+            )
+        return {
+            "FLOX_DOUBLE_STORE": str(root),
+            "NIX_STORE_DIR": str(root / "store"),
+            "NIX_STATE_DIR": str(root / "var"),
+            "NIX_LOG_DIR": str(root / "log"),
+            "NIX_CONF_DIR": str(root / "etc"),
+            "NIX_REMOTE": "",
+        }
+
     def act(
         self,
         event: str,
@@ -317,6 +335,9 @@ class Scenario:
             "ACT_FLOX_CALLS": str(self.flox_log),
             "FLOX_DOUBLE_LOG": str(self.tmp / "flox-double.log"),
             "FLOX_DOUBLE_STATE": str(self.flox_state),
+            # The double realises into a private store; the job's own Nix (nix-store in
+            # `ci-tools test`) must see that store, as a runner's sees /nix/store.
+            **self._nix_store_env(),
             **self.extra_env,
             **(env or {}),
         }
