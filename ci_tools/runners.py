@@ -32,6 +32,7 @@ from ci_tools.yamlsrc import (
     load_yaml,
     scalar_str,
     string_list,
+    version_str,
 )
 
 DEFAULT_LABELS: Mapping[Platform, tuple[str, ...]] = {
@@ -221,6 +222,8 @@ def _inventory(root: Node, problems: Problems, known_sms: set[str] | None) -> In
         optional=("test_runners", "preflight"),
     ):
         return None
+    if "preflight" in root.value:
+        _preflight(root.child("preflight"), problems)
     if "builders" not in root.value:
         return None
     builders_node = root.child("builders")
@@ -379,3 +382,24 @@ def _minutes(value: object, file: str, line: int, problems: Problems, what: str)
         )
         return None
     return value
+
+
+# Bounds of `preflight.min_free_gb`: a build needs ~20 GB; more than a petabyte is a typo.
+MAX_FREE_GB = 1_000_000
+
+
+def _preflight(node: Node, problems: Problems) -> None:
+    """The runners' preflight settings (.github/scripts/preflight.py reads them on the runner):
+    checked here too, so a typo fails the plan with file:line instead of every build job."""
+    if not check_keys(node, problems, what="preflight", optional=("flox", "min_free_gb")):
+        return
+    if "flox" in node.value:
+        version_str(node.child("flox"), problems, "preflight.flox")
+    if "min_free_gb" in node.value:
+        value = node.value["min_free_gb"]
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_FREE_GB:
+            problems.add(
+                node.file,
+                node.value_line("min_free_gb"),
+                f"preflight.min_free_gb must be a whole number of GiB from 0 to {MAX_FREE_GB}",
+            )

@@ -258,3 +258,22 @@ def test_scalar_timeout_covers_every_kind(tmp_path: Path) -> None:
         tmp_path, "builders:\n  x86_64-linux:\n    labels: [a]\n    timeout_minutes: 45\n"
     )
     assert dict(inventory.builders[Platform.X86_64_LINUX].timeouts) == dict.fromkeys(Kind, 45)
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [
+        ("  flox: 1.14\n", 'runners.yaml:2: preflight.flox must be a quoted string such as "1.14"'),
+        ("  flox: latest\n", 'runners.yaml:2: preflight.flox "latest" is not a dotted version'),
+        ("  min_free_gb: lots\n", "runners.yaml:2: preflight.min_free_gb must be a whole number"),
+        ("  min_free_gb: -1\n", "runners.yaml:2: preflight.min_free_gb must be a whole number"),
+        ("  free: 60\n", "runners.yaml:2: unknown key"),
+    ],
+)
+def test_preflight_settings_are_checked_at_their_line(
+    tmp_path: Path, section: str, expected: str
+) -> None:
+    """preflight.py reads them on every runner: a typo fails the plan, not every build job."""
+    text = "preflight:\n" + section + "builders:\n  x86_64-linux:\n    labels: [self-hosted]\n"
+    found = problems(tmp_path, text)
+    assert any(p.startswith(expected) for p in found), found

@@ -257,6 +257,14 @@ def runners_schema() -> dict[str, Any]:
                 "additionalProperties": ref("pool"),
             },
             "test_runners": {"type": ["array", "null"], "items": ref("test_runner")},
+            "preflight": _object(
+                {},
+                {
+                    "flox": rule(grammar.VERSION),
+                    "min_free_gb": {"type": "integer", "minimum": 0, "maximum": 1_000_000},
+                },
+                "What .github/scripts/preflight.py requires of a self-hosted runner.",
+            ),
         },
         "$defs": {
             "labels": _strings(rule(grammar.RUNNER_LABEL), min_items=1),

@@ -339,7 +339,9 @@ def test_invalid_runner_labels_are_refused(work: Path, label: str) -> None:
     import json
 
     text = RUNNERS.replace(
-        "labels: [self-hosted, Linux, X64]\n", f"labels: [self-hosted, {json.dumps(label)}]\n", 1
+        "labels: [self-hosted, Linux, X64, builder-x86_64]\n",
+        f"labels: [self-hosted, {json.dumps(label)}]\n",
+        1,
     )
     assert text != RUNNERS
     (work / "runners.yaml").write_text(text, encoding="utf-8")
