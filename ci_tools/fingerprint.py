@@ -204,14 +204,19 @@ def _problems(
 ) -> tuple[str, ...]:
     out: list[str] = []
     for path, refs in sorted(missing.items()):
-        # A reference read from raw text may sit in a comment: only Nix's parse is sure.
-        if nix[path].parsed:
-            for ref in refs:
-                out.append(
-                    f"{path} references {ref.rstrip('/')}, which is not in {tree.label}: "
-                    "its importers are scheduled and will fail to evaluate until it is restored "
-                    "or the reference is removed"
-                )
+        # A reference read from raw text may sit in a comment: only Nix's parse is sure, so
+        # without it the report says so rather than staying silent.
+        hedge = (
+            ""
+            if nix[path].parsed
+            else " (read from the raw text without Nix: it may sit in a comment)"
+        )
+        for ref in refs:
+            out.append(
+                f"{path} references {ref.rstrip('/')}, which is not in {tree.label}{hedge}: "
+                "its importers are scheduled and will fail to evaluate until it is restored "
+                "or the reference is removed"
+            )
     for path, facts in sorted(nix.items()):
         if facts.error is not None:
             out.append(f"{path}: Nix cannot parse it ({facts.error}); compared as raw bytes")

@@ -22,6 +22,13 @@ SM90_VISION = "torchvision-python313-cuda12_8-sm90-avx512"
 CPU = "pytorch-python313-cpu-avx2"
 ZERO = "0" * 40
 
+# Comments and layout are no change only where Nix parses: without it any byte change counts
+# (the documented fallback, never the other way round).
+needs_nix = pytest.mark.skipif(
+    shutil.which("nix-instantiate") is None,
+    reason="compares as Nix only with nix-instantiate (Debian nix-bin); without it bytes count",
+)
+
 
 @pytest.fixture(scope="module")
 def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -76,6 +83,7 @@ def test_flox_files_that_are_no_input_schedule_nothing(repo: Path, run_cli: CliR
     assert scheduled(run_cli, repo) == set()
 
 
+@needs_nix
 def test_comments_and_layout_schedule_nothing(repo: Path, run_cli: CliRunner) -> None:
     edit(repo, recipe(SM90), "{ fetchPinnedNixpkgs", "# a new comment\n\n{  fetchPinnedNixpkgs")
     edit(repo, "nix/builders/torch-cuda.nix", "let\n", "let # why\n")
@@ -116,6 +124,7 @@ def test_builder_change_schedules_exactly_its_importers(repo: Path, run_cli: Cli
     assert got == cpu
 
 
+@needs_nix
 def test_helper_outside_flox_pkgs_is_an_input(repo: Path, run_cli: CliRunner) -> None:
     write(repo, "nix/builders/flags.nix", '{ extra = "-O2"; }\n')
     edit(

