@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from ci_tools import grammar
+from ci_tools import grammar, layout
 from ci_tools.model import (
     Branch,
     Catalog,
@@ -39,7 +39,7 @@ from ci_tools.yamlsrc import (
 )
 
 CATALOG_FILE = "catalog.yaml"
-OVERLAYS_DIR = "nix/overlays"
+OVERLAYS_DIR = layout.OVERLAYS_DIR
 
 T = TypeVar("T")
 

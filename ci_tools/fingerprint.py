@@ -33,8 +33,8 @@ from ci_tools.model import Catalog
 from ci_tools.nixinputs import NixFile, NixReader, folder_index, resolve
 from ci_tools.variants import Variant
 
-_SHARED = ("nix/", f"{layout.PKGS_DIR}/lib/")
-ENV_FILES = (".flox/env/manifest.toml", ".flox/env/manifest.lock")
+_SHARED = (f"{layout.NIX_DIR}/", f"{layout.PKGS_DIR}/lib/")
+ENV_FILES = (layout.MANIFEST, layout.MANIFEST_LOCK)
 FINGERPRINT_VERSION = 1
 # Hex digits of the fingerprint: 128 bits, and short enough for a status description.
 _LENGTH = 32
