@@ -516,3 +516,82 @@ def test_unpatched_magma_on_cuda_13_fails_to_build(nix_env: dict[str, str], tmp_
     )  # fmt: skip
     assert result.returncode != 0
     assert "has no member named 'clockRate'" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The prebuilt knob: an exact match realises to a host interpreter and package, nothing else
+
+
+def _prebuilt(tmp_path: Path, *, torch: str = "2.9.1", python: str = "3.13") -> dict[str, str]:
+    site = tmp_path / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("__version__ = 'host'\n", encoding="utf-8")
+    description = {
+        "python": {"minor": python, "version": f"{python}.1", "executable": "/usr/bin/python3"},
+        "packages": {"torch": {"version": torch, "local": "", "paths": [str(site / "torch")]}},
+    }
+    path = tmp_path / "prebuilt.json"
+    path.write_text(json.dumps(description), encoding="utf-8")
+    return {"NIXPKGS_DOUBLE_PREBUILT": str(path)}
+
+
+def test_double_prebuilt_stands_only_for_an_exact_version_and_python(
+    nix_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**nix_env, **_prebuilt(tmp_path)}
+    cpu = _pkgs(cuda=None)
+    site = nix_json(env, f"{cpu}.python313Packages.torch.drvAttrs.doubleSiteDir")
+    assert site == "lib/python3.13/site-packages"
+    assert nix_json(env, f"{cpu}.python313Packages.python.name") == "python3-3.13.1"
+    assert nix_json(env, f"{cpu}.python313Packages.python.drvAttrs.doubleInterpreter") == (
+        "/usr/bin/python3"
+    )
+    # Another Python, another version at another pin: placeholders, as without the knob.
+    assert nix_json(env, f"{cpu}.python312Packages.torch.drvAttrs.doubleSiteDir") == ""
+    assert nix_json(env, f"{cpu}.python312Packages.python.drvAttrs.doubleInterpreter") == ""
+    main = _pkgs(rev=REV_MAIN, cuda=None)
+    assert nix_json(env, f"{main}.python313Packages.torch.drvAttrs.doubleSiteDir") == ""
+    # The final version decides: a source override to the described version matches.
+    overridden = f'({main}.python313Packages.torch.overrideAttrs (_: {{ version = "2.9.1"; }}))'
+    assert nix_json(env, f"{overridden}.drvAttrs.doubleSiteDir") == site
+    # Without the knob nothing is prebuilt.
+    assert nix_json(nix_env, f"{cpu}.python313Packages.torch.drvAttrs.doubleSiteDir") == ""
+
+
+def test_double_prebuilt_refuses_a_path_the_builder_would_split(
+    nix_env: dict[str, str], tmp_path: Path
+) -> None:
+    knob = _prebuilt(tmp_path)
+    path = Path(knob["NIXPKGS_DOUBLE_PREBUILT"])
+    description = json.loads(path.read_text(encoding="utf-8"))
+    description["packages"]["torch"]["paths"] = ["/opt/site packages/torch"]
+    path.write_text(json.dumps(description), encoding="utf-8")
+    err = nix_error({**nix_env, **knob}, f"{_pkgs(cuda=None)}.python313Packages.torch.drvPath")
+    assert "is not a plain absolute path" in err
+
+
+def test_double_prebuilt_closure_holds_the_interpreter(
+    nix_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Realised, the match is a site-packages of links whose closure holds the interpreter, as
+    nixpkgs' propagated-build-inputs makes it: what `ci-tools test` looks for."""
+    env = {**nix_env, **_prebuilt(tmp_path)}
+    store = tmp_path / "store"
+    built = subprocess.run(
+        ["nix-build", "--store", str(store), "--option", "sandbox-paths", "/bin /lib /lib64 /usr",
+         "--no-out-link", "-E", f"{_pkgs(cuda=None)}.python313Packages.torch"],
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-2000:]
+    out = store / built.stdout.strip().lstrip("/")
+    link = out / "lib/python3.13/site-packages/torch"
+    assert link.is_symlink() and link.readlink() == tmp_path / "site-packages" / "torch"
+    python = (out / "nix-support/propagated-build-inputs").read_text(encoding="utf-8").strip()
+    assert python.endswith("-python3-3.13.1")
+    wrapper = (store / python.lstrip("/") / "bin" / "python3").read_text(encoding="utf-8")
+    assert wrapper.splitlines()[-1] == 'exec /usr/bin/python3 -S "$@"'
+    closure = subprocess.run(
+        ["nix-store", "--store", str(store), "--query", "--requisites", built.stdout.strip()],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert python in closure

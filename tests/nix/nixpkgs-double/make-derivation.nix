@@ -35,7 +35,48 @@ let
       true;
 
   # Everything but these reaches the derivation's environment, as in make-derivation.nix.
-  notEnv = [ "passthru" "meta" "env" "pos" "outputs" "name" "__doubleFail" ];
+  notEnv = [ "passthru" "meta" "env" "pos" "outputs" "name" ] ++ doubleOnly;
+  doubleOnly = [ "__doubleFail" "__doubleInterpreter" "__doubleSite" ];
+
+  # A host path handed to the builder's shell as one word.
+  hostPath = path:
+    if builtins.match "/[A-Za-z0-9._+/-]+" path == null then
+      throw "nixpkgs double: prebuilt path ${builtins.toJSON path} is not a plain absolute path"
+    else
+      path;
+
+  # Where python-packages.nix found a prebuilt match: an interpreter wrapper, or a
+  # site-packages of links whose propagated-build-inputs names the interpreter.
+  prebuiltEnv = attrs:
+    let
+      interpreter = attrs.__doubleInterpreter or null;
+      site = attrs.__doubleSite or null;
+    in
+    {
+      doubleInterpreter = if interpreter == null then "" else hostPath interpreter;
+      doubleSiteDir = if site == null then "" else site.dir;
+      doubleSiteLinks = if site == null then "" else lib.concatMapStringsSep " " hostPath site.paths;
+      doublePropagated = if site == null then "" else "${site.python}";
+    };
+
+  # Each output holds its name; a prebuilt match replaces `out` (no sandbox in the tests'
+  # private stores, so the host paths are reachable; coreutils by absolute path, as a build's
+  # PATH is unset).
+  builderScript = ''
+    if [ -n "$doubleFail" ]; then echo "$doubleFail" >&2; exit 1; fi
+    for o in $outputs; do eval "echo \"\$name\" > \"\$$o\""; done
+    if [ -n "$doubleInterpreter" ]; then
+      /bin/rm "$out" && /bin/mkdir -p "$out/bin"
+      printf '#!/bin/sh\nexec %s -S "$@"\n' "$doubleInterpreter" > "$out/bin/python3"
+      /bin/chmod +x "$out/bin/python3"
+      /bin/ln -s python3 "$out/bin/python''${version%.*}"
+    fi
+    if [ -n "$doubleSiteDir" ]; then
+      /bin/rm "$out" && /bin/mkdir -p "$out/$doubleSiteDir" "$out/nix-support"
+      for p in $doubleSiteLinks; do /bin/ln -s "$p" "$out/$doubleSiteDir/"; done
+      echo "$doublePropagated" > "$out/nix-support/propagated-build-inputs"
+    fi
+  '';
 
   mkDerivationSimple = overrideAttrs: attrs:
     let
@@ -50,11 +91,8 @@ let
         # A derivation the double knows would not build (MAGMA on CUDA 13 without its patch)
         # fails when realised, as the real one does at compile time.
         doubleFail = attrs.__doubleFail or "";
-        args = [
-          "-c"
-          ''if [ -n "$doubleFail" ]; then echo "$doubleFail" >&2; exit 1; fi; for o in $outputs; do eval "echo \"\$name\" > \"\$$o\""; done''
-        ];
-      };
+        args = [ "-c" builderScript ];
+      } // prebuiltEnv attrs;
       drv = derivation drvAttrs;
       outputOf = o: {
         type = "derivation";
@@ -64,7 +102,7 @@ let
         drvPath = assert ok; drv.drvPath;
         outPath = assert ok; drv.${o}.outPath;
       };
-      self = builtins.removeAttrs attrs [ "env" "__doubleFail" ] // passthru // {
+      self = builtins.removeAttrs attrs ([ "env" ] ++ doubleOnly) // passthru // {
         type = "derivation";
         inherit name outputs meta passthru overrideAttrs drvAttrs;
         drvPath = assert ok; drv.drvPath;

@@ -35,6 +35,13 @@ let
 
   mkDerivation = import ./make-derivation.nix { inherit lib hostPlatform system; config = cfg; };
 
+  # The double's one impurity, for tests that run what they build: NIXPKGS_DOUBLE_PREBUILT
+  # names a file ./prebuilt.py wrote, describing a host interpreter and the torch installed
+  # in it. Matching packages realise to them (python-packages.nix); unset, every output is a
+  # placeholder.
+  prebuiltFile = builtins.getEnv "NIXPKGS_DOUBLE_PREBUILT";
+  prebuilt = if prebuiltFile == "" then null else builtins.fromJSON (builtins.readFile prebuiltFile);
+
   # A leaf package: something torch links or runs, whose own recipe does not matter here.
   leaf = pname: attrs: mkDerivation ({ inherit pname; version = "0"; } // attrs);
 
@@ -75,7 +82,7 @@ let
       callPackage = lib.callPackageWith (final // { inherit lib; config = cfg; });
       cuda = import ./cuda-packages.nix { inherit lib leaf mkStdenv mkCc hostPlatform pin; config = cfg; pkgs = final; };
       python = minor: import ./python-packages.nix {
-        inherit lib leaf pin mkDerivation minor;
+        inherit lib leaf pin mkDerivation minor prebuilt;
         pkgs = final;
         config = cfg;
       };
@@ -98,6 +105,8 @@ let
       magma-cuda-static = final.magma.override { cudaSupport = true; static = true; };
       magma-hip = leaf "magma-hip" { };
       pythonPackagesExtensions = [ ];
+      # Assumed present at these pins, as python312 and python313 are (not read at a pin).
+      python311Packages = python "11";
       python312Packages = python "12";
       python313Packages = python "13";
       python3Packages = final.python313Packages;
