@@ -304,3 +304,17 @@ def test_build_job_fans_out_over_the_matrix_on_self_hosted_runners() -> None:
         assert upload["with"]["overwrite"] is True
     names = [s.get("name") for s in build["steps"]]
     assert names.index("Preflight") < names.index("Build")
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_only_the_release_dispatch_passes_secrets_to_a_called_workflow(path: Path) -> None:
+    """Pushes and pull requests (ci.yml) build other people's code on the same runners: their
+    calls pass no secret. The release inherits, because only a call that passes a secret's name
+    lets a called job's `environment:` fill it in (actions/runner#1490, #4453)."""
+    for job_id, job in jobs(path):
+        if "uses" not in job:
+            continue
+        if path.name == "release.yml" and job.get("with", {}).get("environment") == "release":
+            assert job.get("secrets") == "inherit", job_id
+        else:
+            assert "secrets" not in job, f"{path.name}: jobs.{job_id} passes secrets"
