@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,6 @@ HERE = Path(__file__).resolve().parent
 ACTIONS = HERE / "actions"
 STANDIN = ACTIONS / "standin.py"
 FLOX_DOUBLE = REPO_ROOT / "tests" / "doubles" / "flox"
-FLOX_STANDIN = HERE / "flox-standin"
 HOOKS = HERE / "hooks"
 WHEELHOUSE = Path.home() / ".cache" / "ci-tools-act" / "wheelhouse"
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\b", re.MULTILINE)
@@ -46,8 +46,8 @@ ACT_TIMEOUT = 180
 
 
 def flox_dir() -> Path:
-    """The flox double of the recipes issue when it is on the branch, else the stand-in."""
-    return FLOX_DOUBLE if (FLOX_DOUBLE / "flox").is_file() else FLOX_STANDIN
+    """Where the flox double (tests/doubles/flox) is: first on the jobs' PATH after the hooks."""
+    return FLOX_DOUBLE
 
 
 def pinned_actions() -> dict[str, str]:
@@ -194,6 +194,11 @@ class Scenario:
             return []
         return [json.loads(line) for line in self.flox_log.read_text().splitlines() if line]
 
+    def floxhub(self) -> dict[str, Any]:
+        """What the flox double's FloxHub holds: org -> package -> builds."""
+        path = self.flox_state / "floxhub.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
     def built(self) -> list[str]:
         return [
             name
@@ -211,6 +216,43 @@ class Scenario:
             data = json.loads(path.read_text())
             found[f"{path.parent.name}/{path.name}"] = data
         return found
+
+    def ci_tools(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        """`ci-tools ARGV...` in the scratch checkout, as of its working tree; fails loudly."""
+        return subprocess.run(
+            ["python3", "-m", "ci_tools", *argv],
+            cwd=self.work,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(self.work)},
+        )
+
+    def lock_environment(self) -> str:
+        """Commit .flox/env/manifest.lock, as a maintainer does once with `flox list` on a
+        networked machine (flox resolves the manifest's packages in its catalog, which no
+        double here serves). The flox double checks only that the lock is there and tracked,
+        as `flox publish` does before anything else (publish.rs, "Environment must be
+        locked."), so the lock holds the manifest and no resolved package."""
+        manifest = tomllib.loads(
+            (self.work / ".flox" / "env" / "manifest.toml").read_text(encoding="utf-8")
+        )
+        lock = {"lockfile-version": 1, "manifest": manifest, "packages": []}
+        text = json.dumps(lock, indent=2) + "\n"
+        return self.commit({".flox/env/manifest.lock": text}, "flox: lock the environment")
+
+    def add_to_store(self, path: Path) -> str:
+        """Add PATH to the scenario's Nix store as a fixed-output (recursive sha256) path:
+        what a finished fetch of it leaves there. Nix never builds a fixed-output derivation
+        whose output is already valid, whoever put it there."""
+        done = subprocess.run(
+            ["nix-store", "--add-fixed", "--recursive", "sha256", str(path)],
+            env={**os.environ, **self._nix_store_env()},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
 
     # --- running act --------------------------------------------------------------------
 

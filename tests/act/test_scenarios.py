@@ -13,7 +13,8 @@ act's limits (what it does not emulate), found by running 0.2.89 here, and how t
    exercised; tests/test_workflows.py checks the group and `cancel-in-progress` statically.
 3. `environment:` is accepted and ignored: no protection rules, reviewers or environment
    secrets (the secret comes from `-s`); tests/test_release.py checks statically that the
-   publishing jobs name the environment and get no secret from their caller.
+   publishing jobs name the environment, and tests/test_workflows.py that only they are
+   passed secrets.
 4. `timeout-minutes` is not enforced in host mode, and cancelling a run is not emulated: a
    cancelled stack is modelled by tests/act/hooks/flox killing `ci-tools build` with SIGKILL
    mid-stack (what a runner's cancel or timeout does to the step, at its harshest), after
@@ -29,8 +30,9 @@ act's limits (what it does not emulate), found by running 0.2.89 here, and how t
 8. Host mode shares the machine: no job isolation beyond act's per-job workspace and
    RUNNER_TEMP under XDG_CACHE_HOME (set per scenario here); `runs-on` labels only pick the
    host, so which pool takes a job is checked on the planned matrix, not by act.
-9. Scenarios whose missing piece is on another branch skip with the reason and run once it is
-   merged: publishing needs the flox double of issue 9 (`flox publish`, FloxHub state).
+9. A called workflow gets only the secrets its caller passes (as on GitHub, where a called
+   job's `environment:` fills in values but adds no names: actions/runner#1490, #4453), and
+   the environment's secret is the `-s` one. Which is why release.yml passes `inherit`.
 10. act's LocalRepositoryCache (pkg/runner/local_repository_cache.go) is not safe for many
    matrix legs at once: with 8 parallel legs each running a mapped action, act 0.2.89 once
    died of a Go runtime error there. The 300-stack scenario's light legs call the upload
@@ -40,7 +42,6 @@ act's limits (what it does not emulate), found by running 0.2.89 here, and how t
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -50,8 +51,10 @@ from typing import Any
 
 import pytest
 
-from tests.act import harness
+from ci_tools import statuses
+from tests.act import harness, host_torch
 from tests.act.harness import Scenario, push_event
+from tests.act.host_torch import HostTorch
 from tests.doubles.github.server import GitHubDouble
 
 pytestmark = [
@@ -72,64 +75,32 @@ VARIANT = "pytorch-python313-cpu-avx2"
 STACK = "py313-cpu-avx2"
 
 
-def _has_flag(command: str, flag: str) -> bool:
-    done = subprocess.run(
-        ["python3", "-m", "ci_tools", command, "--help"],
-        cwd=harness.REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return flag in done.stdout
-
-
-REPORT_PLANNED = _has_flag("report", "--planned")
-needs_report_planned = pytest.mark.skipif(
-    not REPORT_PLANNED,
-    reason="`ci-tools report --planned` (ws-smoke, issue 13) is not on this branch",
-)
-MATRIX_UNTIL_GREEN = _has_flag("matrix", "--until-green")
-needs_until_green = pytest.mark.skipif(
-    not MATRIX_UNTIL_GREEN,
-    reason="`ci-tools matrix --until-green` and `ci-tools mark-green` (ws-sched, issue 10) are not on this branch",
-)
-FLOX_DOUBLE = (harness.FLOX_DOUBLE / "flox").is_file()
-needs_flox_double = pytest.mark.skipif(
-    not FLOX_DOUBLE,
-    reason="the flox double with `flox publish` and FloxHub state (ws-flox, issue 9) is not on this branch",
-)
-
-
 def small_preflight(scenario: Scenario) -> None:
     """This machine is no builder: the scenario's inventory asks for 1 GiB free, not 60."""
     path = scenario.work / "runners.yaml"
     path.write_text(path.read_text().replace("min_free_gb: 60", "min_free_gb: 1"))
 
 
-def new_scenario(tmp_path: Path) -> Scenario:
+def new_scenario(
+    tmp_path: Path, host: HostTorch | None = None, cpu: list[str] | None = None
+) -> Scenario:
     """A scratch repository whose every stack earlier CI runs built green at its head (the
-    statuses in the scenario's GitHub double), so a push plans only what it changes."""
-    s = Scenario(tmp_path)
+    statuses in the scenario's GitHub double), so a push plans only what it changes. With
+    `host`, main's PyTorch is this machine's (tests/act/host_torch.py) and passes its tests."""
+    env = None if host is None else {"NIXPKGS_DOUBLE_PREBUILT": str(host.description)}
+    s = Scenario(tmp_path, env=env)
     small_preflight(s)
     head = s.commit({}, "inventory for a machine that is no builder")
-    if MATRIX_UNTIL_GREEN:
-        from ci_tools import statuses
-
-        planned = subprocess.run(
-            ["python3", "-m", "ci_tools", "matrix", "--branch", "main"],
-            cwd=s.work,
-            capture_output=True,
-            text=True,
-            check=True,
-            env={**os.environ, "PYTHONPATH": str(s.work)},
+    if host is not None:
+        head = host_torch.make_main_host_torch(s, host, cpu)
+    planned = s.ci_tools("matrix", "--branch", "main")
+    for entry in json.loads(planned.stdout)["include"]:
+        s.github.seed_status(
+            head,
+            "success",
+            statuses.context(entry["name"]),
+            statuses.description(entry["fingerprint"]),
         )
-        for entry in json.loads(planned.stdout)["include"]:
-            s.github.seed_status(
-                head,
-                "success",
-                statuses.context(entry["name"]),
-                statuses.description(entry["fingerprint"]),
-            )
     return s
 
 
@@ -162,13 +133,7 @@ def add_variant(s: Scenario, packages: int = 1) -> str:
     old = "        cpu: [avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
     assert text.count(old) >= packages
     catalog.write_text(text.replace(old, old.replace("[avx2", "[avx, avx2"), packages))
-    subprocess.run(
-        ["python3", "-m", "ci_tools", "generate", "--branch", "main"],
-        cwd=s.work,
-        check=True,
-        capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(s.work)},
-    )
+    s.ci_tools("generate", "--branch", "main")
     return s.commit({}, "catalog: PyTorch for AVX on main")
 
 
@@ -238,7 +203,6 @@ def test_failing_build_turns_the_gate_red(failed: Failed) -> None:
     assert "build-0: failure" in run.text()
 
 
-@needs_until_green
 def test_after_a_failed_build_the_next_docs_only_push_rebuilds_the_stack(tmp_path: Path) -> None:
     s = new_scenario(tmp_path)
     before = s.head()
@@ -302,7 +266,6 @@ def test_rerun_of_a_failed_leg_uploads_its_records_again(failed: Failed) -> None
     assert s.built() == [NEW_VARIANT, NEW_VARIANT]
 
 
-@needs_report_planned
 def test_cancelled_stack_keeps_the_pytorch_record_and_counts_torchvision_failed(
     tmp_path: Path,
 ) -> None:
@@ -385,7 +348,7 @@ def test_release_dispatch_builds_tests_publishes_in_one_job_then_one_release(
     assert made["target_commitish"] == commit
     assert "pytorch-python313-cpu-avx2" in made["body"]
     outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
-    # The stand-in's torch is not the variant's: tested and failed, so not published.
+    # The double's build is a placeholder with no Python: tested and failed, not published.
     assert outcomes["pytorch-python313-cpu-avx2"] == "test failed"
     assert outcomes["pytorch-python313-cpu-avx512"] == "not selected"
 
@@ -442,37 +405,98 @@ def test_push_during_a_release_does_not_change_what_it_builds_and_releases(
         assert run.ran("release")
 
 
-@needs_flox_double
-@pytest.mark.xfail(
-    strict=True,
-    reason="nothing passes its test under the flox double (its outputs are placeholders with no "
-    "Python or torch), so a release publishes nothing here; publishing what passed, once, is "
-    "proven against the double in tests/test_publish.py",
-)
-def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_rest(
-    tmp_path: Path,
+@pytest.fixture(scope="module")
+def host(tmp_path_factory: pytest.TempPathFactory) -> HostTorch:
+    why = host_torch.unavailable()
+    if why is not None:
+        pytest.skip(f"this machine's torch cannot stand for a passing CPU variant: {why}")
+    return host_torch.describe(tmp_path_factory.mktemp("host-torch") / "prebuilt.json")
+
+
+def test_a_stack_that_passes_is_marked_green_and_the_next_push_skips_it(
+    tmp_path: Path, host: HostTorch
 ) -> None:
+    s = new_scenario(tmp_path, host)
+    before = s.head()
+    after = add_variant(s)  # main's PyTorch gains avx: one new stack of one variant
+    variant, stack = host.variant("avx"), host.stack("avx")
+    run = s.act("push", push_event(before, after), "ci.yml", stub=STUB)
+    planned = json.loads(run.step_output("plan", "matrix", "matrix-0") or "{}")
+    assert [e["name"] for e in planned["include"]] == [stack], run.text()[-3000:]
+    (record,) = s.records().values()
+    assert record["variant"] == variant
+    assert record["test"]["status"] == "passed", record["test"]
+    assert run.result("build-0") == "success"
+    assert run.result("gate") == "success"
+    # mark-green ran in the leg and left the stack's fingerprint on the built commit.
+    (status,) = [st for st in s.github.statuses(after) if st["context"] == statuses.context(stack)]
+    assert status["state"] == "success"
+    assert status["description"] == statuses.description(planned["include"][0]["fingerprint"])
+
+    docs = s.commit({"docs/notes.md": "words\n"}, "docs only")
+    s.flox_log.unlink()
+    second = s.act("push", push_event(after, docs), "ci.yml", stub=STUB)
+    assert second.step_output("plan", "matrix", "count") == "0", second.text()[-3000:]
+    assert s.built() == []
+    assert second.result("gate") == "success"
+
+
+def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_rest(
+    tmp_path: Path, host: HostTorch
+) -> None:
+    avx, avx2 = host.variant("avx"), host.variant("avx2")
     with GitHubDouble() as github:
-        s = new_scenario(tmp_path)
-        env = {
-            "GITHUB_API_URL": github.url,
-            "FLOX_DOUBLE_FAIL": "torchvision-python313-cpu-avx2=build",
-        }
-        s.act("workflow_dispatch", harness.dispatch_event(release_inputs()), "release.yml", env=env)
-        published = [c for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
-        assert len(published) == 1
-        s.artifacts.rename(tmp_path / "artifacts-run-1")
-        s.act(
+        # Main's PyTorch for this machine's Python, on two ISAs a release of `pytorch-*-cpu-*`
+        # selects (and nothing else, to keep the smoke tests to two).
+        s = new_scenario(tmp_path, host, cpu=["avx", "avx2"])
+        commit = s.lock_environment()
+        select = f"pytorch-{host.python_tag}-cpu-*"
+        env = {"GITHUB_API_URL": github.url, "FLOX_DOUBLE_FAIL": f"{avx2}=build"}
+        token = {"FLOX_FLOXHUB_TOKEN": "floxhub-scenario-token"}  # the environment's secret
+        first = s.act(
             "workflow_dispatch",
-            harness.dispatch_event(release_inputs()),
+            harness.dispatch_event(release_inputs(select)),
+            "release.yml",
+            env=env,
+            secrets=token,
+        )
+        assert s.built() == [avx, avx2] or s.built() == [avx2, avx], first.text()[-3000:]
+        records = {r["variant"]: r for r in s.records().values()}
+        assert records[avx]["test"]["status"] == "passed", records[avx]["test"]
+        assert records[avx2]["build"]["status"] == "failed"
+        published = [c["argv"] for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
+        assert published == [["publish", "-o", "acme", avx]], published
+        hub = s.floxhub()["acme"]
+        assert set(hub) == {avx} and len(hub[avx]) == 1
+        assert hub[avx][0]["rev"] == commit and hub[avx][0]["version"] == host.torch
+        outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
+        assert outcomes[avx] == "published"
+        assert outcomes[avx2] != "published"
+        # The release was made with what passed; the job is red because a planned build failed.
+        assert first.result("release") == "failure"
+        assert "failed: " + avx2 in first.text()
+
+        # The second dispatch: the failure is gone; FloxHub already has avx.
+        s.artifacts.rename(tmp_path / "artifacts-run-1")
+        s.flox_log.rename(tmp_path / "flox-calls-run-1.log")
+        second = s.act(
+            "workflow_dispatch",
+            harness.dispatch_event(release_inputs(select)),
             "release.yml",
             env={"GITHUB_API_URL": github.url},
+            secrets=token,
         )
-        published = [c for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
-        assert len(published) == 2
-        outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, s.head())["variants"]}
-        assert outcomes["pytorch-python313-cpu-avx2"] == "published"
-        assert outcomes["torchvision-python313-cpu-avx2"] == "published"
+        # Both are handed to `flox publish`, which asks FloxHub first: avx is already there
+        # from this commit, so only avx2 is uploaded.
+        assert "Package already published." in second.text(), second.text()[-3000:]
+        after = s.floxhub()["acme"]
+        assert after[avx] == hub[avx]
+        assert len(after[avx2]) == 1 and after[avx2][0]["rev"] == commit
+        (made,) = github.state.releases
+        outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
+        assert outcomes[avx] == "published"
+        assert outcomes[avx2] == "published"
+        assert avx in made["body"] and avx2 in made["body"]
 
 
 # A stand-in for build-stack.yml with its interface, whose legs only upload a record: the
