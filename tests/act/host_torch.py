@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_tools import hostcpu
 from tests.act.harness import REPO_ROOT, Scenario
 
 PREBUILT_SCRIPT = REPO_ROOT / "tests" / "nix" / "nixpkgs-double" / "prebuilt.py"
@@ -69,6 +70,12 @@ def _cuda_of_installed_torch() -> str | None:
 
 def unavailable() -> str | None:
     """Why this machine cannot stand for a passing CPU variant, or None."""
+    # The scenarios build and test x86_64 variants up to AVX2: the host must run them.
+    if hostcpu.host_platform() != "x86_64-linux":
+        return f"the scenarios' CPU variants are x86_64-linux, this is {hostcpu.host_platform()}"
+    lacking = sorted({"avx", "avx2", "fma", "f16c"} - hostcpu.read_cpu_flags())
+    if lacking:
+        return f"this CPU lacks {', '.join(lacking)}, which the avx and avx2 variants need"
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     if python not in DOUBLE_PYTHONS:
         return f"the nixpkgs double models Python {', '.join(DOUBLE_PYTHONS)}, not {python}"
