@@ -307,6 +307,34 @@ def merge_previous(
     return merged
 
 
+def published_in(
+    previous: Any, *, commit: str, org: str, source: str, names: Iterable[str]
+) -> list[str]:
+    """The variants among NAMES that the release's asset (of an earlier run at the same
+    commit) records as published to ORG: FloxHub has their build of this commit, so a
+    re-dispatch need not build them again. Bad asset content is an InputError naming SOURCE."""
+    if previous is None:
+        return []
+    if not isinstance(previous, dict) or not isinstance(previous.get("variants"), list):
+        raise InputError(f"{source}: not a release results asset (no variants list)")
+    if previous.get("commit") != commit:
+        raise InputError(
+            f"{source}: the asset is of commit {previous.get('commit')}, the release of {commit}"
+        )
+    wanted = set(names)
+    found = set()
+    for index, entry in enumerate(previous["variants"]):
+        if not isinstance(entry, dict):
+            raise InputError(f"{source}: variants[{index}] is not an object")
+        if entry.get("variant") not in wanted or entry.get("record") is None:
+            continue
+        record = results.from_json(entry["record"], f"{source}: variants[{index}].record")
+        done = record.publish
+        if done is not None and done.status is PublishStatus.PUBLISHED and done.org == org:
+            found.add(record.variant)
+    return sorted(found)
+
+
 def summary(notes: Notes, records: Sequence[ResultRecord]) -> dict[str, Any]:
     """The merged results attached to the release: the outcome of every variant, plus the
     full record of each one that ran."""

@@ -427,3 +427,74 @@ def test_gh_token_is_read_when_github_token_is_absent() -> None:
         {"GH_TOKEN": TOKEN, "GITHUB_REPOSITORY": "acme/torch-builds"}
     )
     assert settings.token == TOKEN and settings.api_url == API
+
+
+def _list_published(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    code = cli.main(["release", "--branch", "cuda-12_9", "--list-published", *extra])
+    out, err = capsys.readouterr()
+    assert TOKEN not in out + err and "Traceback" not in out + err
+    return code, out, err
+
+
+def test_list_published_prints_what_this_commits_release_published_to_the_org(
+    api: responses.RequestsMock,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    def entry(name: str, outcome: str) -> dict[str, Any]:
+        record = json.loads((RESULTS / f"{name}.result.json").read_text(encoding="utf-8"))
+        return {"variant": name, "outcome": outcome, "record": record}
+
+    asset = {
+        "commit": COMMIT,
+        "variants": [
+            entry("pytorch-python313-cuda12_9-sm90-avx512", "published"),
+            entry("torchvision-python313-cuda12_9-sm90-avx512", "publish failed"),
+            entry("pytorch-python313-cpu-avx2", "passed, not published"),
+            {"variant": "pytorch-python313-cuda12_9-sm75-avx2", "outcome": "not selected",
+             "record": None},
+        ],
+    }  # fmt: skip
+    for _ in range(2):
+        _repo(api)
+        api.get(_at(f"{REPO_URL}/releases/tags/{TAG}"), json=_release())
+        api.get(_at(f"{RELEASE_URL}/assets"), json=[_body("github-asset.json")])
+        api.get(_at(ASSET_URL), body=json.dumps(asset).encode(), content_type="application/json")
+
+    code, out, _ = _list_published(capsys, "--org", "acme")
+    assert (code, out) == (0, "pytorch-python313-cuda12_9-sm90-avx512\n")
+    # Published to acme is not published to another org.
+    code, out, _ = _list_published(capsys, "--org", "other")
+    assert (code, out) == (0, "")
+    assert not _sent(api, "PATCH", RELEASE_URL) and not _sent(api, "POST", f"{REPO_URL}/releases")
+
+
+def test_list_published_without_a_release_prints_nothing(
+    api: responses.RequestsMock,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    _repo(api)
+    _no_release_yet(api)
+    assert _list_published(capsys, "--org", "acme")[:2] == (0, "")
+
+
+def test_list_published_refuses_an_asset_of_another_commit(
+    api: responses.RequestsMock,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    _repo(api)
+    api.get(_at(f"{REPO_URL}/releases/tags/{TAG}"), json=_release())
+    api.get(_at(f"{RELEASE_URL}/assets"), json=[_body("github-asset.json")])
+    api.get(_at(ASSET_URL), body=json.dumps({"commit": "f" * 40, "variants": []}).encode())
+    code, out, err = _list_published(capsys, "--org", "acme")
+    assert code == 2 and out == ""
+    assert f"the asset is of commit {'f' * 40}" in err
+
+
+def test_list_published_needs_an_org_and_a_release_needs_results(
+    env: None,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    code, _, err = _list_published(capsys)
+    assert code == 2 and "--list-published needs --org ORG" in err
+    code = cli.main(["release", "--branch", "cuda-12_9"])
+    assert code == 2 and "--results DIR is required" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""`ci-tools release --branch B --results DIR [--org ORG] [--dry-run]`."""
+"""`ci-tools release --branch B --results DIR [--org ORG] [--dry-run]`, and
+`ci-tools release --branch B --org ORG --list-published`."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
     parser.add_argument("--branch", required=True, help="the catalog branch released")
     parser.add_argument(
-        "--results", required=True, type=Path, metavar="DIR", help="folder of result records"
+        "--results", type=Path, metavar="DIR", help="folder of result records (required)"
+    )
+    parser.add_argument(
+        "--list-published",
+        action="store_true",
+        help="only print, one a line, the variants this commit's release already records as "
+        "published to --org (a re-dispatch skips them: FloxHub has their build); changes nothing",
     )
     parser.add_argument(
         "--org",
@@ -41,10 +48,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ci_tools import github_api, publish, release, results, variants
-    from ci_tools.errors import FailedError
+    from ci_tools.errors import FailedError, InputError
 
     if args.org is not None:
         publish.validate_org(args.org)
+    if args.list_published and args.org is None:
+        raise InputError("--list-published needs --org ORG: a variant is published to one org")
+    if not args.list_published and args.results is None:
+        raise InputError("--results DIR is required: the folder of the result records")
     catalog = _common.load(args)
     branch = catalog.branch(args.branch)
     settings = github_api.settings_from_env(os.environ)
@@ -53,8 +64,12 @@ def run(args: argparse.Namespace) -> int:
         print(settings.redact(line), flush=True)
 
     commit = release.validate_commit(os.environ.get("GITHUB_SHA") or _head_commit())
-    records = results.load_dir(args.results)
     branch_variants = variants.expand(catalog, branch.name)
+    if args.list_published:
+        for name in _published(settings, branch.name, commit, args.org, branch_variants):
+            print(name)
+        return 0
+    records = results.load_dir(args.results)
     release.check_records(records, branch.name, (v.name for v in branch_variants))
     tag = release.tag_for(branch.name, commit)
     asset = release.asset_name(tag)
@@ -112,6 +127,30 @@ def run(args: argparse.Namespace) -> int:
             "failed: " + ", ".join(f"{r.variant} ({r.outcome})" for r in notes.failed)
         )
     return 0
+
+
+def _published(
+    settings: Any, branch: str, commit: str, org: str, branch_variants: Any
+) -> list[str]:
+    """What `--list-published` prints (stdout holds only the names; GitHub's retry notices
+    go to stderr); empty where the commit has no release yet."""
+    from ci_tools import github_api, release
+
+    tag = release.tag_for(branch, commit)
+    asset = release.asset_name(tag)
+    api = github_api.connect(
+        settings, POLICY, lambda line: print(settings.redact(line), file=sys.stderr, flush=True)
+    )
+    existing = api.find_release(tag)
+    if existing is None:
+        return []
+    return release.published_in(
+        _previous_asset(api, existing, asset),
+        commit=commit,
+        org=org,
+        source=f"release {tag} asset {asset}",
+        names=(v.name for v in branch_variants),
+    )
 
 
 def _planned(path: Path | None, branch: str) -> list[str]:

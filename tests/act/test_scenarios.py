@@ -486,9 +486,13 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
             env={"GITHUB_API_URL": github.url},
             secrets=token,
         )
-        # Both are handed to `flox publish`, which asks FloxHub first: avx is already there
-        # from this commit, so only avx2 is uploaded.
-        assert "Package already published." in second.text(), second.text()[-3000:]
+        # The release of this commit records avx as published to acme: the plan skips it, so
+        # only avx2 is built, tested and published.
+        planned = json.loads(second.step_output("plan", "matrix", "matrix-0") or "{}")
+        assert [e["packages"] for e in planned["include"]] == [[avx2]], second.text()[-3000:]
+        assert s.built() == [avx2]
+        published = [c["argv"] for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
+        assert published == [["publish", "-o", "acme", avx2]]
         after = s.floxhub()["acme"]
         assert after[avx] == hub[avx]
         assert len(after[avx2]) == 1 and after[avx2][0]["rev"] == commit
