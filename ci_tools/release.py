@@ -277,6 +277,25 @@ def asset_name(tag: str) -> str:
     return f"results-{tag}.json"
 
 
+def _asset_entries(previous: Any, *, commit: str, source: str) -> list[tuple[str, dict[str, Any]]]:
+    """The variant entries of a release's results asset from an earlier run, each with where
+    it sits for messages; the asset must be of `commit`. None (no asset) has none."""
+    if previous is None:
+        return []
+    if not isinstance(previous, dict) or not isinstance(previous.get("variants"), list):
+        raise InputError(f"{source}: not a release results asset (no variants list)")
+    if previous.get("commit") != commit:
+        raise InputError(
+            f"{source}: the asset is of commit {previous.get('commit')}, the release of {commit}"
+        )
+    entries = []
+    for index, entry in enumerate(previous["variants"]):
+        if not isinstance(entry, dict):
+            raise InputError(f"{source}: variants[{index}] is not an object")
+        entries.append((f"{source}: variants[{index}].record", entry))
+    return entries
+
+
 def merge_previous(
     previous: Any, records: Sequence[ResultRecord], *, commit: str, source: str
 ) -> list[ResultRecord]:
@@ -284,23 +303,13 @@ def merge_previous(
     release's previous asset (`summary` of an earlier run at the same commit) holds: a
     narrower selection keeps the variants an earlier run built and published. A record of
     this run wins. Bad asset content is an InputError naming SOURCE and the field."""
-    if previous is None:
-        return list(records)
-    if not isinstance(previous, dict) or not isinstance(previous.get("variants"), list):
-        raise InputError(f"{source}: not a release results asset (no variants list)")
-    if previous.get("commit") != commit:
-        raise InputError(
-            f"{source}: the asset is of commit {previous.get('commit')}, the release of {commit}"
-        )
     have = {r.variant for r in records}
     merged = list(records)
-    for index, entry in enumerate(previous["variants"]):
-        if not isinstance(entry, dict):
-            raise InputError(f"{source}: variants[{index}] is not an object")
+    for where, entry in _asset_entries(previous, commit=commit, source=source):
         data = entry.get("record")
         if data is None or entry.get("variant") in have:
             continue
-        record = results.from_json(data, f"{source}: variants[{index}].record")
+        record = results.from_json(data, where)
         if record.variant not in have:
             merged.append(record)
             have.add(record.variant)
@@ -313,25 +322,14 @@ def published_in(
     """The variants among NAMES that the release's asset (of an earlier run at the same
     commit) records as published to ORG: FloxHub has their build of this commit, so a
     re-dispatch need not build them again. Bad asset content is an InputError naming SOURCE."""
-    if previous is None:
-        return []
-    if not isinstance(previous, dict) or not isinstance(previous.get("variants"), list):
-        raise InputError(f"{source}: not a release results asset (no variants list)")
-    if previous.get("commit") != commit:
-        raise InputError(
-            f"{source}: the asset is of commit {previous.get('commit')}, the release of {commit}"
-        )
     wanted = set(names)
     found = set()
-    for index, entry in enumerate(previous["variants"]):
-        if not isinstance(entry, dict):
-            raise InputError(f"{source}: variants[{index}] is not an object")
+    for where, entry in _asset_entries(previous, commit=commit, source=source):
         if entry.get("variant") not in wanted or entry.get("record") is None:
             continue
-        record = results.from_json(entry["record"], f"{source}: variants[{index}].record")
-        done = record.publish
+        done = results.from_json(entry["record"], where).publish
         if done is not None and done.status is PublishStatus.PUBLISHED and done.org == org:
-            found.add(record.variant)
+            found.add(entry["variant"])
     return sorted(found)
 
 

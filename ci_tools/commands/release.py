@@ -7,11 +7,15 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ci_tools.commands import _common
 from ci_tools.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from ci_tools import github_api
 
 # Bounded in total time so a GitHub outage fails the job instead of hanging it.
 POLICY = RetryPolicy(attempts=6, total_seconds=900, initial_seconds=2, max_seconds=120)
@@ -66,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
     commit = release.validate_commit(os.environ.get("GITHUB_SHA") or _head_commit())
     branch_variants = variants.expand(catalog, branch.name)
     if args.list_published:
-        for name in _published(settings, branch.name, commit, args.org, branch_variants):
+        for name in _published(
+            settings, branch.name, commit, args.org, [v.name for v in branch_variants]
+        ):
             print(name)
         return 0
     records = results.load_dir(args.results)
@@ -130,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _published(
-    settings: Any, branch: str, commit: str, org: str, branch_variants: Any
+    settings: github_api.Settings, branch: str, commit: str, org: str, names: Sequence[str]
 ) -> list[str]:
     """What `--list-published` prints (stdout holds only the names; GitHub's retry notices
     go to stderr); empty where the commit has no release yet."""
@@ -149,7 +155,7 @@ def _published(
         commit=commit,
         org=org,
         source=f"release {tag} asset {asset}",
-        names=(v.name for v in branch_variants),
+        names=names,
     )
 
 

@@ -30,33 +30,21 @@ def _canonical(name: str) -> str:
 
 def _requirement_name(requirement: str) -> str | None:
     """The distribution a Requires-Dist line names, or None where its marker excludes this
-    interpreter or it asks for an extra."""
+    interpreter (markers are evaluated for the running one) or it asks for an extra."""
     name, _, marker = requirement.partition(";")
-    if marker.strip():
-        environment = {
-            "python_version": f"{sys.version_info.major}.{sys.version_info.minor}",
-            "python_full_version": sys.version.split()[0],
-            "sys_platform": sys.platform,
-            "platform_system": {"linux": "Linux", "darwin": "Darwin"}.get(sys.platform, ""),
-            "platform_machine": __import__("platform").machine(),
-            "implementation_name": sys.implementation.name,
-            "platform_python_implementation": "CPython",
-            "os_name": __import__("os").name,
-            "extra": "",
-        }
-        if not _marker_holds(marker, environment):
-            return None
+    if marker.strip() and not _marker_holds(marker):
+        return None
     match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", name)
     return _canonical(match.group(1)) if match else None
 
 
-def _marker_holds(marker: str, environment: dict[str, str]) -> bool:
+def _marker_holds(marker: str) -> bool:
     try:
         from packaging.markers import Marker
     except ImportError:
         # Without `packaging`, only the `extra` clauses are understood: they exclude.
         return "extra" not in marker
-    return bool(Marker(marker).evaluate(environment))
+    return bool(Marker(marker).evaluate({"extra": ""}))
 
 
 def _entries(dist: metadata.Distribution) -> set[str]:
