@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools import results
-from ci_tools.errors import EXIT_BAD_INPUT, CiToolsError
-from ci_tools.report import format_bytes
-from ci_tools.results import ResultRecord
+from ci_tools.base.errors import EXIT_BAD_INPUT, CiToolsError
+from ci_tools.build import results
+from ci_tools.build.report import format_bytes
+from ci_tools.build.results import ResultRecord
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from ci_tools import __version__
-from ci_tools.errors import (
+from ci_tools.base.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     CiToolsError,

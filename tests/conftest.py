@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.catalog import load_catalog
-from ci_tools.model import Catalog
+from ci_tools.catalog.load import load_catalog
+from ci_tools.catalog.model import Catalog
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks import bench_compare
-from ci_tools import results
-from ci_tools.results import BuildOutcome, Figures, Library, ResultRecord, Status
+from ci_tools.build import results
+from ci_tools.build.results import BuildOutcome, Figures, Library, ResultRecord, Status
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 # Records `benchmarks/device_smoke.sh` wrote on the GPU machine (PyPI torch 2.11.0+cu130, H100).

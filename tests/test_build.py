@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import build, results, variants
-from ci_tools.model import Catalog
-from ci_tools.results import Status
-from ci_tools.retry import RetryPolicy
+from ci_tools.base.retry import RetryPolicy
+from ci_tools.build import flox_build, results
+from ci_tools.build.results import Status
+from ci_tools.catalog import variants
+from ci_tools.catalog.model import Catalog
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -97,7 +98,7 @@ def calls(env: dict[str, str]) -> list[list[str]]:
     ],
 )
 def test_transient_failures_are_named(line: str) -> None:
-    assert build.transient_reason(f"building...\n{line}\n") is not None
+    assert flox_build.transient_reason(f"building...\n{line}\n") is not None
 
 
 @pytest.mark.parametrize(
@@ -115,12 +116,12 @@ def test_transient_failures_are_named(line: str) -> None:
     ],
 )
 def test_build_errors_are_never_transient(log: str) -> None:
-    assert build.transient_reason(log) is None
+    assert flox_build.transient_reason(log) is None
 
 
 def test_parse_path_info() -> None:
-    assert build.parse_path_info("/nix/store/abc-torch-2.8.0\t 3456789012\n") == 3456789012
-    assert build.parse_path_info("error: path is not valid\n") is None
+    assert flox_build.parse_path_info("/nix/store/abc-torch-2.8.0\t 3456789012\n") == 3456789012
+    assert flox_build.parse_path_info("error: path is not valid\n") is None
 
 
 @pytest.mark.skipif(
@@ -135,22 +136,22 @@ def test_closure_size_from_the_real_nix(tmp_path: Path) -> None:
         ["nix-store", "--add", str(payload)], env=env, capture_output=True, text=True, check=True
     )
     store_path = added.stdout.strip()
-    size = build.closure_bytes(store_path, env)
+    size = flox_build.closure_bytes(store_path, env)
     assert size is not None and 5000 <= size < 6000
 
 
 def test_closure_is_only_asked_of_store_paths(tmp_path: Path) -> None:
-    assert build.closure_bytes(str(tmp_path), {"PATH": os.environ.get("PATH", "")}) is None
+    assert flox_build.closure_bytes(str(tmp_path), {"PATH": os.environ.get("PATH", "")}) is None
 
 
 def _variants(catalog: Catalog, *names: str) -> list[variants.Variant]:
     return [variants.find(catalog, "main", n) for n in names]
 
 
-def _builder(tmp_path: Path, env: dict[str, str], sleeps: list[float]) -> build.Builder:
+def _builder(tmp_path: Path, env: dict[str, str], sleeps: list[float]) -> flox_build.Builder:
     full = {**os.environ, **env}
     policy = RetryPolicy(attempts=3, initial_seconds=5, max_seconds=60, sleep=sleeps.append)
-    return build.Builder(
+    return flox_build.Builder(
         flox="flox", cwd=tmp_path, env=full, policy=policy, echo=lambda _line: None
     )
 
@@ -160,7 +161,7 @@ def test_transient_failure_is_retried_then_passes(
 ) -> None:
     sleeps: list[float] = []
     env = {**fake_flox, "FAKE_FLOX_FAIL": f"{OTHER}=transient-once"}
-    [(_, outcome)] = build.build_variants(
+    [(_, outcome)] = flox_build.build_variants(
         _variants(catalog, OTHER), _builder(tmp_path, env, sleeps)
     )
     assert outcome.status is Status.PASSED
@@ -174,7 +175,7 @@ def test_transient_failure_is_retried_then_passes(
 def test_retries_are_bounded(catalog: Catalog, tmp_path: Path, fake_flox: dict[str, str]) -> None:
     sleeps: list[float] = []
     env = {**fake_flox, "FAKE_FLOX_FAIL": f"{OTHER}=transient"}
-    [(_, outcome)] = build.build_variants(
+    [(_, outcome)] = flox_build.build_variants(
         _variants(catalog, OTHER), _builder(tmp_path, env, sleeps)
     )
     assert outcome.status is Status.FAILED
@@ -188,7 +189,7 @@ def test_stack_builds_base_first_and_stops_at_its_failure(
     env = {**fake_flox, "FAKE_FLOX_FAIL": f"{BASE}=compile"}
     chosen = _variants(catalog, VISION, OTHER, BASE)
     outcomes = dict(
-        (v.name, o) for v, o in build.build_variants(chosen, _builder(tmp_path, env, []))
+        (v.name, o) for v, o in flox_build.build_variants(chosen, _builder(tmp_path, env, []))
     )
     assert calls(env) == [["build", BASE], ["build", OTHER]]
     assert outcomes[BASE].status is Status.FAILED and outcomes[BASE].attempts == 1
@@ -322,7 +323,7 @@ def test_build_variants_reports_start_then_end_of_each(
 ) -> None:
     events: list[tuple[str, str, Status]] = []
     builder = _builder(tmp_path, {**fake_flox, "FAKE_FLOX_FAIL": f"{BASE}=compile"}, [])
-    build.build_variants(
+    flox_build.build_variants(
         _variants(catalog, BASE, VISION, OTHER),
         builder,
         on_start=lambda v, o: events.append(("start", v.name, o.status)),

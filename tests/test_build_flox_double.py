@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import build, results, variants
-from ci_tools.catalog import load_catalog
-from ci_tools.results import Status
-from ci_tools.retry import RetryPolicy
+from ci_tools.base.retry import RetryPolicy
+from ci_tools.build import flox_build, results
+from ci_tools.build.results import Status
+from ci_tools.catalog import variants
+from ci_tools.catalog.load import load_catalog
 from tests.test_flox_double import double_environment, make_repo, recipe
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -48,9 +49,9 @@ def _calls(env: dict[str, str]) -> list[list[str]]:
     return [json.loads(line)["argv"] for line in log.read_text().splitlines()]
 
 
-def _builder(cwd: Path, env: dict[str, str], sleeps: list[float]) -> build.Builder:
+def _builder(cwd: Path, env: dict[str, str], sleeps: list[float]) -> flox_build.Builder:
     policy = RetryPolicy(attempts=3, initial_seconds=5, max_seconds=60, sleep=sleeps.append)
-    return build.Builder(flox="flox", cwd=cwd, env=env, policy=policy, echo=lambda _line: None)
+    return flox_build.Builder(flox="flox", cwd=cwd, env=env, policy=policy, echo=lambda _line: None)
 
 
 def _chosen(*names: str) -> list[variants.Variant]:
@@ -86,7 +87,7 @@ def test_transient_failure_is_retried_then_passes(
 ) -> None:
     sleeps: list[float] = []
     run_env = {**env, "FLOX_DOUBLE_FAIL": f"{OTHER}=transient:1"}
-    [(_, outcome)] = build.build_variants(_chosen(OTHER), _builder(checkout, run_env, sleeps))
+    [(_, outcome)] = flox_build.build_variants(_chosen(OTHER), _builder(checkout, run_env, sleeps))
     assert outcome.status is Status.PASSED and outcome.attempts == 2
     assert _calls(env) == [["build", OTHER]] * 2
     assert len(sleeps) == 1
@@ -105,7 +106,7 @@ def test_permanent_failures_stop_the_stack_without_retry(
     run_env = {**env, "FLOX_DOUBLE_FAIL": f"{BASE}={mode}"}
     outcomes = dict(
         (v.name, o)
-        for v, o in build.build_variants(
+        for v, o in flox_build.build_variants(
             _chosen(VISION, OTHER, BASE), _builder(checkout, run_env, [])
         )
     )

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.catalog import load_catalog, parse_catalog_text
-from ci_tools.errors import SourceError
-from ci_tools.model import Catalog, Kind
-from ci_tools.variants import expand
+from ci_tools.base.errors import SourceError
+from ci_tools.catalog.load import load_catalog, parse_catalog_text
+from ci_tools.catalog.model import Catalog, Kind
+from ci_tools.catalog.variants import expand
 
 from .conftest import REPO_ROOT, CliRunner
 

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ci_tools import cli, errors
+from ci_tools import cli
+from ci_tools.base import errors
 
 from .conftest import REPO_ROOT, CliRunner
 
@@ -97,7 +98,7 @@ def test_every_error_line_is_escaped_under_github_actions() -> None:
 def test_parser_imports_only_the_chosen_command() -> None:
     # A fresh interpreter: in this one, other tests may have imported every command already.
     probe = (
-        "import sys; from ci_tools import cli, errors; cli.build_parser('generate'); "
+        "import sys; from ci_tools import cli; cli.build_parser('generate'); "
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('ci_tools.commands.'))))"
     )
     done = subprocess.run(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.smoke import closure
+from ci_tools.build.smoke import closure
 
 HASH = "0123456789abcdfghijklmnpqrsvwxyz"  # 32 characters of Nix's base32 alphabet
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import hostcpu, hostinfo
-from ci_tools.catalog import parse_catalog_text
-from ci_tools.detect import Alternative, Detection, Host, HostGpu, detect, workloads
-from ci_tools.errors import InputError
-from ci_tools.model import Catalog, Platform
+from ci_tools.base.errors import InputError
+from ci_tools.catalog.load import parse_catalog_text
+from ci_tools.catalog.model import Catalog, Platform
+from ci_tools.host import hostcpu, hostinfo
+from ci_tools.host.detect import Alternative, Detection, Host, HostGpu, detect, workloads
 
 DATA = Path(__file__).parent / "data"
 

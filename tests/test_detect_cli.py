@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ci_tools.model import Catalog
+from ci_tools.catalog.model import Catalog
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.discovery import DEFAULT_CPUINFO, discover
-from ci_tools.model import Catalog, Kind, Platform
+from ci_tools.catalog.model import Catalog, Kind, Platform
+from ci_tools.plan.discovery import DEFAULT_CPUINFO, discover
 from tests.conftest import CliRunner
 from tests.gitutil import commit_all, git, init, write
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.changes import open_checkout
-from ci_tools.fingerprint import Fingerprinter, Fingerprints, build_facts, dir_tree
-from ci_tools.model import Catalog
-from ci_tools.nixinputs import NixReader
-from ci_tools.variants import expand
+from ci_tools.catalog.model import Catalog
+from ci_tools.catalog.variants import expand
+from ci_tools.plan.changes import open_checkout
+from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, build_facts, dir_tree
+from ci_tools.plan.nixinputs import NixReader
 from tests.gitutil import commit_all, init, write
 
 needs_nix = pytest.mark.skipif(
@@ -143,7 +143,7 @@ def test_build_facts_count_build_fields_only(catalog: Catalog) -> None:
 
 
 def test_toolkit_records_count_without_where_they_are_declared() -> None:
-    from ci_tools.fingerprint import record_facts
+    from ci_tools.plan.fingerprint import record_facts
 
     @dataclasses.dataclass(frozen=True)
     class Toolkit:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.catalog import load_catalog
-from ci_tools.variants import expand
+from ci_tools.catalog.load import load_catalog
+from ci_tools.catalog.variants import expand
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOUBLE_DIR = REPO_ROOT / "tests" / "doubles" / "flox"

@@ -1,4 +1,4 @@
-"""ci_tools.generated: comparing a rendering with the disk, writing, pruning, refusing."""
+"""ci_tools.render.generated: comparing a rendering with the disk, writing, pruning, refusing."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import fsutil, generated, render
-from ci_tools.errors import InputError
-from ci_tools.render import RenderedFile
+from ci_tools.base import fsutil
+from ci_tools.base.errors import InputError
+from ci_tools.render import generated, recipes
+from ci_tools.render.recipes import RenderedFile
 
-HEADER = render.header("catalog.yaml", "main")
+HEADER = recipes.header("catalog.yaml", "main")
 
 
 def _file(path: str, body: str) -> RenderedFile:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import ghoutput
-from ci_tools.errors import InputError
+from ci_tools.base import ghoutput
+from ci_tools.base.errors import InputError
 
 
 def test_single_line_values_use_name_equals_value() -> None:

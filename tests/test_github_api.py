@@ -15,9 +15,10 @@ import pytest
 import responses
 from responses import matchers
 
-from ci_tools import cli, github_api
+from ci_tools import cli
+from ci_tools.base import github_api
+from ci_tools.base.errors import FailedError, InputError
 from ci_tools.commands import release as release_command
-from ci_tools.errors import FailedError, InputError
 
 DATA = Path(__file__).parent / "data"
 RESULTS = DATA / "results-cuda-12_9"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import hostcpu
+from ci_tools.host import hostcpu
 
 X86 = """\
 processor\t: 0

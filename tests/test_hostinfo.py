@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import hostcpu, hostinfo
-from ci_tools.detect import HostGpu
+from ci_tools.host import hostcpu, hostinfo
+from ci_tools.host.detect import HostGpu
 
 DATA = Path(__file__).parent / "data"
 

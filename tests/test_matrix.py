@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import matrix
-from ci_tools.errors import InputError, SourceError
-from ci_tools.matrix import Group, Selection, Target
-from ci_tools.model import Catalog, Kind, Platform
-from ci_tools.runners import Inventory, Pool, default_inventory, load_inventory
-from ci_tools.variants import expand
+from ci_tools.base.errors import InputError, SourceError
+from ci_tools.catalog.model import Catalog, Kind, Platform
+from ci_tools.catalog.variants import expand
+from ci_tools.plan import matrix
+from ci_tools.plan.matrix import Group, Selection, Target
+from ci_tools.plan.runners import Inventory, Pool, default_inventory, load_inventory
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ci_tools import names
-from ci_tools.model import Catalog, Kind, Platform
-from ci_tools.variants import expand_all
+from ci_tools.catalog import names
+from ci_tools.catalog.model import Catalog, Kind, Platform
+from ci_tools.catalog.variants import expand_all
 
 
 def test_spelling() -> None:

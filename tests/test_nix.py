@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from ci_tools import render
-from ci_tools.catalog import load_catalog
-from ci_tools.model import Catalog, Kind, Platform
-from ci_tools.variants import Variant, expand
+from ci_tools.catalog.load import load_catalog
+from ci_tools.catalog.model import Catalog, Kind, Platform
+from ci_tools.catalog.variants import Variant, expand
+from ci_tools.render import recipes
 
 REPO = Path(__file__).resolve().parent.parent
 DOUBLE = REPO / "tests" / "nix" / "nixpkgs-double"
@@ -106,8 +106,8 @@ def _repository(root: Path, catalog: Catalog, branch: str) -> Path:
     shutil.copytree(DOUBLE, root / "double")
     pkgs = root / ".flox" / "pkgs"
     pkgs.mkdir(parents=True)
-    env = render.environment(REPO / "templates")
-    for file in render.render_branch(catalog, branch, env):
+    env = recipes.environment(REPO / "templates")
+    for file in recipes.render_branch(catalog, branch, env):
         (pkgs / file.path).write_text(file.text, encoding="utf-8")
     return root
 

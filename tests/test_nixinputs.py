@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from ci_tools.nixinputs import NixReader, canonical, folder_index, resolve
+from ci_tools.plan.nixinputs import NixReader, canonical, folder_index, resolve
 from tests.conftest import REPO_ROOT
 
 needs_nix = pytest.mark.skipif(

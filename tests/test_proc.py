@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from ci_tools import proc
-from ci_tools.errors import InputError
+from ci_tools.base import proc
+from ci_tools.base.errors import InputError
 
 
 def test_missing_tool_is_bad_input_naming_it() -> None:

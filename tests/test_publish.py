@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import publish, results
-from ci_tools.errors import FailedError, InputError
-from ci_tools.results import PublishStatus
-from ci_tools.retry import RetryPolicy
+from ci_tools.base.errors import FailedError, InputError
+from ci_tools.base.retry import RetryPolicy
+from ci_tools.build import results
+from ci_tools.build.results import PublishStatus
+from ci_tools.ship import publish
 from tests.test_flox_double import double_environment, make_repo, recipe
 
 RESULTS = Path(__file__).parent / "data" / "results-cuda-12_9"

@@ -1,4 +1,4 @@
-"""ci_tools.readme: the README's generated blocks and how they are spliced in."""
+"""ci_tools.render.readme: the README's generated blocks and how they are spliced in."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import layout, readme, render
-from ci_tools.errors import InputError
-from ci_tools.model import Catalog
-from ci_tools.variants import expand
+from ci_tools.base.errors import InputError
+from ci_tools.catalog import layout
+from ci_tools.catalog.model import Catalog
+from ci_tools.catalog.variants import expand
+from ci_tools.render import readme, recipes
 
 
 def _blocks(catalog: Catalog, repo_root: Path) -> dict[str, str]:
-    return readme.render_blocks(catalog, render.environment(repo_root / layout.TEMPLATES_DIR))
+    return readme.render_blocks(catalog, recipes.environment(repo_root / layout.TEMPLATES_DIR))
 
 
 def test_grid_of_main(catalog: Catalog) -> None:

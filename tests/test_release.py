@@ -12,17 +12,19 @@ from typing import Any
 
 import pytest
 
-from ci_tools import release, results, variants
-from ci_tools.errors import InputError
-from ci_tools.model import Catalog
-from ci_tools.release import Outcome
-from ci_tools.results import (
+from ci_tools.base.errors import InputError
+from ci_tools.build import results
+from ci_tools.build.results import (
     BuildOutcome,
     PublishOutcome,
     PublishStatus,
     ResultRecord,
     Status,
 )
+from ci_tools.catalog import variants
+from ci_tools.catalog.model import Catalog
+from ci_tools.ship import release
+from ci_tools.ship.release import Outcome
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import results
-from ci_tools.errors import InputError
-from ci_tools.results import (
+from ci_tools.base.errors import InputError
+from ci_tools.build import results
+from ci_tools.build.results import (
     BuildOutcome,
     Check,
     PublishOutcome,

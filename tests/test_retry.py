@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ci_tools.retry import RetryPolicy, call
+from ci_tools.base.retry import RetryPolicy, call
 
 
 class Transient(Exception):

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.errors import SourceError
-from ci_tools.matrix import Target
-from ci_tools.model import Kind, Platform
-from ci_tools.runners import (
+from ci_tools.base.errors import SourceError
+from ci_tools.catalog.model import Kind, Platform
+from ci_tools.plan.matrix import Target
+from ci_tools.plan.runners import (
     DEFAULT_LABELS,
     CheckScope,
     Inventory,

@@ -16,13 +16,16 @@ from typing import Any
 
 import pytest
 
-from ci_tools import hostcpu, proc, results, variants
-from ci_tools.errors import InputError
-from ci_tools.model import Catalog
-from ci_tools.results import Check, Status
-from ci_tools.smoke import binary, closure, runner
-from ci_tools.smoke.evaluate import check_names, evaluate, skip_all, version_matches
-from ci_tools.smoke.expect import CPU_CAPABILITY_ORDER, Expectations, expectations_for
+from ci_tools.base import proc
+from ci_tools.base.errors import InputError
+from ci_tools.build import results
+from ci_tools.build.results import Check, Status
+from ci_tools.build.smoke import binary, closure, runner
+from ci_tools.build.smoke.evaluate import check_names, evaluate, skip_all, version_matches
+from ci_tools.build.smoke.expect import CPU_CAPABILITY_ORDER, Expectations, expectations_for
+from ci_tools.catalog import variants
+from ci_tools.catalog.model import Catalog
+from ci_tools.host import hostcpu
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.catalog import load_catalog
-from ci_tools.errors import InputError
-from ci_tools.model import Catalog, Kind, Platform
-from ci_tools.variants import expand, find, stacks
+from ci_tools.base.errors import InputError
+from ci_tools.catalog.load import load_catalog
+from ci_tools.catalog.model import Catalog, Kind, Platform
+from ci_tools.catalog.variants import expand, find, stacks
 
 from .conftest import REPO_ROOT, CliRunner
 

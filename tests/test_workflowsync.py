@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.errors import SourceError
-from ci_tools.workflowsync import CI_WORKFLOW, MANAGED, RELEASE_WORKFLOW, sync_text
+from ci_tools.base.errors import SourceError
+from ci_tools.render.workflowsync import CI_WORKFLOW, MANAGED, RELEASE_WORKFLOW, sync_text
 from tests.conftest import CliRunner
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

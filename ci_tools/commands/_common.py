@@ -7,10 +7,11 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ci_tools import grammar, layout, proc
-from ci_tools.catalog import load_catalog
-from ci_tools.errors import InputError, printable
-from ci_tools.model import Catalog
+from ci_tools.base import proc
+from ci_tools.base.errors import InputError, printable
+from ci_tools.catalog import grammar, layout
+from ci_tools.catalog.load import load_catalog
+from ci_tools.catalog.model import Catalog
 
 
 def add_catalog_option(parser: argparse.ArgumentParser) -> None:

@@ -8,10 +8,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ci_tools import proc, results
-from ci_tools.errors import InputError
-from ci_tools.results import ResultRecord
-from ci_tools.variants import Variant
+from ci_tools.base import proc
+from ci_tools.base.errors import InputError
+from ci_tools.build import results
+from ci_tools.build.results import ResultRecord
+from ci_tools.catalog.variants import Variant
 
 
 def add_record_options(parser: argparse.ArgumentParser) -> None:

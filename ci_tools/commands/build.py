@@ -6,13 +6,15 @@ import argparse
 import os
 from pathlib import Path
 
-from ci_tools import build, proc, variants
+from ci_tools.base import proc
+from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
+from ci_tools.build import flox_build
+from ci_tools.build.report import format_bytes, format_minutes
+from ci_tools.build.results import BuildOutcome, Status
+from ci_tools.catalog import variants
+from ci_tools.catalog.variants import Variant
 from ci_tools.commands import _results
 from ci_tools.commands._common import add_catalog_option, default_branch, load
-from ci_tools.errors import EXIT_FAILED, EXIT_OK
-from ci_tools.report import format_bytes, format_minutes
-from ci_tools.results import BuildOutcome, Status
-from ci_tools.variants import Variant
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -61,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
         print(describe(variant.name, outcome), flush=True)
         _results.save(records[variant.name].with_build(outcome), paths[variant.name])
 
-    outcomes = build.build_variants(
-        chosen, build.Builder(flox=flox, cwd=cwd, env=env), on_start=started, on_end=ended
+    outcomes = flox_build.build_variants(
+        chosen, flox_build.Builder(flox=flox, cwd=cwd, env=env), on_start=started, on_end=ended
     )
     failed = any(outcome.status is not Status.PASSED for _, outcome in outcomes)
     return EXIT_FAILED if failed else EXIT_OK

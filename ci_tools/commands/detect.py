@@ -15,11 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ci_tools import grammar, hostinfo
+from ci_tools.base.errors import InputError, log_lines, printable
+from ci_tools.catalog import grammar
+from ci_tools.catalog.model import Platform
 from ci_tools.commands import _common
-from ci_tools.detect import MACHINES, Detection, Host, HostGpu, Recommendation, detect
-from ci_tools.errors import InputError, log_lines, printable
-from ci_tools.model import Platform
+from ci_tools.host import hostinfo
+from ci_tools.host.detect import MACHINES, Detection, Host, HostGpu, Recommendation, detect
 
 ORG_PLACEHOLDER = "<org>"
 # ASCII only: `\d` would take fullwidth digits, which nothing downstream can read as a version.

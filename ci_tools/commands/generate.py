@@ -12,10 +12,11 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_tools import generated, layout, readme, render
+from ci_tools.base.errors import EXIT_OK, FailedError, InputError
+from ci_tools.catalog import layout
+from ci_tools.catalog.model import Catalog
 from ci_tools.commands import _common
-from ci_tools.errors import EXIT_OK, FailedError, InputError
-from ci_tools.model import Catalog
+from ci_tools.render import generated, readme, recipes
 
 if TYPE_CHECKING:
     import jinja2
@@ -54,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
     catalog.branch(branch)  # an unknown branch is bad input that lists the known ones
     out_dir: Path = args.out if args.out is not None else Path(layout.PKGS_DIR)
 
-    env = render.environment(root / layout.TEMPLATES_DIR)
-    files = render.render_branch(catalog, branch, env)
+    env = recipes.environment(root / layout.TEMPLATES_DIR)
+    files = recipes.render_branch(catalog, branch, env)
     plan = generated.plan(out_dir, files)
     readme_update = _readme_update(root, out_dir, catalog, env)
 
@@ -66,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"generate: {line}")
     written = len(plan.missing) + len(plan.stale)
     print(
-        f"generate: branch {branch}: {render.recipe_count(files)} recipes and "
-        f"{len(files) - render.recipe_count(files)} lib files in {out_dir}: {written} written, "
+        f"generate: branch {branch}: {recipes.recipe_count(files)} recipes and "
+        f"{len(files) - recipes.recipe_count(files)} lib files in {out_dir}: {written} written, "
         f"{plan.unchanged} unchanged, {len(plan.extra)} removed"
         + (f"; updated {readme_update[0].name}" if readme_update is not None else "")
     )

@@ -12,9 +12,10 @@ import os
 import re
 from collections.abc import Mapping
 
-from ci_tools import ghoutput, github_api, statuses
-from ci_tools.errors import InputError
-from ci_tools.retry import RetryPolicy
+from ci_tools.base import ghoutput, github_api
+from ci_tools.base.errors import InputError
+from ci_tools.base.retry import RetryPolicy
+from ci_tools.plan import statuses
 
 POLICY = RetryPolicy()
 _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")

@@ -18,19 +18,21 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ci_tools import ghoutput, layout, matrix, names
-from ci_tools import statuses as statuses_defaults
-from ci_tools.changes import Checkout, FactsAt, open_checkout, since
+from ci_tools.base import ghoutput
+from ci_tools.base.errors import InputError
+from ci_tools.base.gitrepo import branch_from_env
+from ci_tools.base.retry import RetryPolicy
+from ci_tools.catalog import layout, names
+from ci_tools.catalog.model import Platform
+from ci_tools.catalog.yamlsrc import did_you_mean
 from ci_tools.commands import _common
-from ci_tools.errors import InputError
-from ci_tools.fingerprint import Fingerprinter, Fingerprints, Tree, build_facts
-from ci_tools.gitrepo import branch_from_env
-from ci_tools.matrix import Group, Selection, Target
-from ci_tools.model import Platform
-from ci_tools.nixinputs import NixReader
-from ci_tools.retry import RetryPolicy
-from ci_tools.runners import Inventory, default_inventory, load_inventory
-from ci_tools.yamlsrc import did_you_mean
+from ci_tools.plan import matrix
+from ci_tools.plan import statuses as statuses_defaults
+from ci_tools.plan.changes import Checkout, FactsAt, open_checkout, since
+from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, Tree, build_facts
+from ci_tools.plan.matrix import Group, Selection, Target
+from ci_tools.plan.nixinputs import NixReader
+from ci_tools.plan.runners import Inventory, default_inventory, load_inventory
 
 # The status reads' retries: the plan job waits for GitHub at most this long in all.
 POLICY = RetryPolicy(attempts=4, total_seconds=120.0)
@@ -256,8 +258,9 @@ def _green(
         )
         return None
     # Imported only here: `ci-tools matrix` without --until-green never loads PyGithub.
-    from ci_tools import github_api, statuses
-    from ci_tools.errors import CiToolsError
+    from ci_tools.base import github_api
+    from ci_tools.base.errors import CiToolsError
+    from ci_tools.plan import statuses
 
     try:
         settings = github_api.settings_from_env(env)
@@ -296,7 +299,7 @@ def _source(
 ) -> _Source:
     catalog_path = _common.catalog_path(args)
     if args.catalog is not None or catalog_path.is_file():
-        from ci_tools.variants import expand
+        from ci_tools.catalog.variants import expand
 
         catalog = _common.load(args)
         branch = args.branch or _catalog_branch(catalog.branches, checkout, env)
@@ -330,9 +333,9 @@ def _env_branches(env: Mapping[str, str]) -> list[str]:
 def _catalog_facts_at(
     checkout: Checkout, catalog_path: Path, branch: str, commit: str
 ) -> Mapping[str, Hashable] | str:
-    from ci_tools.catalog import parse_catalog_text
-    from ci_tools.errors import SourceError
-    from ci_tools.variants import expand
+    from ci_tools.base.errors import SourceError
+    from ci_tools.catalog.load import parse_catalog_text
+    from ci_tools.catalog.variants import expand
 
     rel = checkout.path_in_git(catalog_path)
     if rel is None or checkout.git is None:
@@ -354,7 +357,7 @@ def _catalog_facts_at(
 def _discovered(
     args: argparse.Namespace, cwd: Path, env: Mapping[str, str], checkout: Checkout, tree: Tree
 ) -> _Source:
-    from ci_tools.discovery import discover
+    from ci_tools.plan.discovery import discover
 
     prefix = layout.PKGS_DIR + "/"
     files = [p.removeprefix(prefix) for p in tree.files if p.startswith(prefix)]

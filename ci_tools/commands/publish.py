@@ -27,8 +27,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ci_tools import publish, variants
-    from ci_tools.retry import RetryPolicy
+    from ci_tools.base.retry import RetryPolicy
+    from ci_tools.catalog import variants
+    from ci_tools.ship import publish
 
     publish.validate_org(args.org)
     catalog = _common.load(args)

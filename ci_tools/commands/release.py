@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ci_tools.base.retry import RetryPolicy
 from ci_tools.commands import _common
-from ci_tools.retry import RetryPolicy
 
 if TYPE_CHECKING:
-    from ci_tools import github_api
+    from ci_tools.base import github_api
 
 # Bounded in total time so a GitHub outage fails the job instead of hanging it.
 POLICY = RetryPolicy(attempts=6, total_seconds=900, initial_seconds=2, max_seconds=120)
@@ -51,8 +51,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ci_tools import github_api, publish, release, results, variants
-    from ci_tools.errors import FailedError, InputError
+    from ci_tools.base import github_api
+    from ci_tools.base.errors import FailedError, InputError
+    from ci_tools.build import results
+    from ci_tools.catalog import variants
+    from ci_tools.ship import publish, release
 
     if args.org is not None:
         publish.validate_org(args.org)
@@ -140,7 +143,8 @@ def _published(
 ) -> list[str]:
     """What `--list-published` prints (stdout holds only the names; GitHub's retry notices
     go to stderr); empty where the commit has no release yet."""
-    from ci_tools import github_api, release
+    from ci_tools.base import github_api
+    from ci_tools.ship import release
 
     tag = release.tag_for(branch, commit)
     asset = release.asset_name(tag)
@@ -160,8 +164,8 @@ def _published(
 
 
 def _planned(path: Path | None, branch: str) -> list[str]:
-    from ci_tools import report
-    from ci_tools.errors import InputError
+    from ci_tools.base.errors import InputError
+    from ci_tools.build import report
 
     if path is None:
         return []
@@ -174,7 +178,7 @@ def _planned(path: Path | None, branch: str) -> list[str]:
 
 def _previous_asset(api: Any, existing: Any, name: str) -> Any:
     """The JSON of the release's results asset from an earlier run, or None without one."""
-    from ci_tools.errors import InputError
+    from ci_tools.base.errors import InputError
 
     for asset in api.call("list assets", lambda: list(existing.get_assets())):
         if asset.name == name:
@@ -194,8 +198,8 @@ def _previous_asset(api: Any, existing: Any, name: str) -> Any:
 
 
 def _head_commit() -> str:
-    from ci_tools import proc
-    from ci_tools.errors import InputError
+    from ci_tools.base import proc
+    from ci_tools.base.errors import InputError
 
     result = proc.run(["git", "rev-parse", "HEAD"], timeout=60)
     if not result.ok:

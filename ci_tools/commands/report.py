@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from ci_tools import report
-from ci_tools.errors import EXIT_OK, InputError
-from ci_tools.fsutil import atomic_write_text
+from ci_tools.base.errors import EXIT_OK, InputError
+from ci_tools.base.fsutil import atomic_write_text
+from ci_tools.build import report
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

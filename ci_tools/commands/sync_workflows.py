@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from ci_tools import layout
+from ci_tools.base.errors import InputError
+from ci_tools.base.fsutil import atomic_write_text
+from ci_tools.catalog import layout
 from ci_tools.commands._common import add_catalog_option, load
-from ci_tools.errors import InputError
-from ci_tools.fsutil import atomic_write_text
-from ci_tools.workflowsync import MANAGED, FileSync, sync_file
+from ci_tools.render.workflowsync import MANAGED, FileSync, sync_file
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -6,14 +6,15 @@ import argparse
 import os
 from pathlib import Path
 
-from ci_tools import hostcpu, variants
+from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
+from ci_tools.build.report import format_bytes
+from ci_tools.build.results import Check, Figures, Status, TestOutcome, test_status
+from ci_tools.build.smoke import closure, runner
+from ci_tools.build.smoke.expect import expectations_for
+from ci_tools.catalog import variants
 from ci_tools.commands import _results
 from ci_tools.commands._common import add_catalog_option, default_branch, load
-from ci_tools.errors import EXIT_FAILED, EXIT_OK
-from ci_tools.report import format_bytes
-from ci_tools.results import Check, Figures, Status, TestOutcome, test_status
-from ci_tools.smoke import closure, runner
-from ci_tools.smoke.expect import expectations_for
+from ci_tools.host import hostcpu
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

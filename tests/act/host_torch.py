@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools import hostcpu
+from ci_tools.host import hostcpu
 from tests.act.harness import REPO_ROOT, Scenario
 
 PREBUILT_SCRIPT = REPO_ROOT / "tests" / "nix" / "nixpkgs-double" / "prebuilt.py"

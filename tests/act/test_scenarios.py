@@ -51,7 +51,7 @@ from typing import Any
 
 import pytest
 
-from ci_tools import statuses
+from ci_tools.plan import statuses
 from tests.act import harness, host_torch
 from tests.act.harness import Scenario, push_event
 from tests.act.host_torch import HostTorch
@@ -535,7 +535,7 @@ jobs:
 
 
 def test_300_stacks_run_as_2_shards_with_unique_job_and_artifact_names(tmp_path: Path) -> None:
-    from ci_tools import matrix
+    from ci_tools.plan import matrix
 
     s = new_scenario(tmp_path)
     entry = json.loads(

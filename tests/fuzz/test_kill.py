@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools import fsutil
+from ci_tools.base import fsutil
 
 from . import harness
 

@@ -1,4 +1,4 @@
-"""The shipped JSON Schemas: current with ci_tools.grammar, and of one verdict with the loaders.
+"""The shipped JSON Schemas: current with ci_tools.catalog.grammar, and of one verdict with the loaders.
 
 On every case of the fuzz corpus (mutated catalogs and inventories, the shipped files): a file
 the loader accepts, the schema accepts (an editor never flags a valid file), and a file the
@@ -17,10 +17,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ci_tools import grammar, schema
-from ci_tools.catalog import parse_catalog_text
-from ci_tools.errors import SourceError
-from ci_tools.runners import load_inventory
+from ci_tools.base.errors import SourceError
+from ci_tools.catalog import grammar, schema
+from ci_tools.catalog.load import parse_catalog_text
+from ci_tools.plan.runners import load_inventory
 
 from . import harness, mutations
 
@@ -84,7 +84,7 @@ def _schema_ok(validator: jsonschema.protocols.Validator, text: str) -> bool | N
 
 def test_the_shipped_schemas_are_current() -> None:
     for name in schema.FILES:
-        assert schema.shipped(name) == schema.text(name), "run `python3 -m ci_tools.schema`"
+        assert schema.shipped(name) == schema.text(name), "run `python3 -m ci_tools.catalog.schema`"
 
 
 def test_the_schema_patterns_are_the_grammar() -> None:
@@ -101,8 +101,8 @@ def test_the_schema_patterns_are_the_grammar() -> None:
 @pytest.mark.parametrize("name", ["catalog", "runners"])
 def test_the_yaml_files_name_their_schema(name: str) -> None:
     first = (harness.REPO_ROOT / f"{name}.yaml").read_text(encoding="utf-8").splitlines()[0]
-    assert first == f"# yaml-language-server: $schema=./ci_tools/schema/{name}.schema.json"
-    assert (harness.REPO_ROOT / "ci_tools" / "schema" / f"{name}.schema.json").is_file()
+    assert first == f"# yaml-language-server: $schema=./ci_tools/catalog/schema/{name}.schema.json"
+    assert (harness.REPO_ROOT / "ci_tools" / "catalog" / "schema" / f"{name}.schema.json").is_file()
 
 
 def _verdicts(

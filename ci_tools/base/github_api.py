@@ -1,0 +1,337 @@
+"""The PyGithub adapter: client, retries, and the release operations `ci-tools release` needs.
+
+One retry mechanism only: PyGithub is built with `retry=None` and its own throttling off, and
+every call goes through `ci_tools.base.retry` (5xx, network errors and rate limits, honouring
+Retry-After / x-ratelimit-reset, bounded in total time). The token is kept out of every
+message this module raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, TypeVar
+
+from ci_tools.base.errors import FailedError, InputError
+from ci_tools.base.retry import RetryPolicy, call
+
+if TYPE_CHECKING:
+    from github.GitRelease import GitRelease
+    from github.GitReleaseAsset import GitReleaseAsset
+    from github.Repository import Repository
+
+T = TypeVar("T")
+
+DEFAULT_API_URL = "https://api.github.com"
+TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
+_REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+# How long one HTTP request may hang before it counts as a (transient) failure.
+REQUEST_TIMEOUT_SECONDS = 30
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    token: str = field(repr=False)
+    api_url: str
+    repository: str
+
+    def redact(self, text: str) -> str:
+        return text.replace(self.token, "***") if self.token else text
+
+
+def settings_from_env(env: Mapping[str, str]) -> Settings:
+    token = next((env[v] for v in TOKEN_VARIABLES if env.get(v, "").strip()), "").strip()
+    if not token:
+        raise InputError(
+            "no GitHub token: set GITHUB_TOKEN (in a workflow: ${{ github.token }}) or GH_TOKEN"
+        )
+    repository = env.get("GITHUB_REPOSITORY", "").strip()
+    if not repository:
+        raise InputError("GITHUB_REPOSITORY is not set: set it to OWNER/NAME of the repository")
+    if not _REPOSITORY.fullmatch(repository) or repository.endswith((".git", "/.", "/..")):
+        raise InputError(f'GITHUB_REPOSITORY "{repository}" is not of the form OWNER/NAME')
+    api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).strip().rstrip("/")
+    if not api_url.startswith(("https://", "http://")):
+        raise InputError(f'GITHUB_API_URL "{api_url}" is not an http(s) URL')
+    return Settings(token=token, api_url=api_url, repository=repository)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """5xx, network trouble and rate limits; never 4xx answers about the request itself."""
+    from github import GithubException, RateLimitExceededException
+    from requests import ConnectionError as RequestsConnectionError
+    from requests import Timeout
+
+    if isinstance(exc, RequestsConnectionError | Timeout):
+        return True
+    if not isinstance(exc, GithubException):
+        return False
+    if exc.status >= 500 or exc.status == 429 or isinstance(exc, RateLimitExceededException):
+        return True
+    headers = _lower(exc.headers)
+    return exc.status == 403 and (
+        "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
+    )
+
+
+def server_delay(exc: BaseException, now: Callable[[], float] = time.time) -> float | None:
+    """The wait a rate-limited answer asks for: Retry-After, else until x-ratelimit-reset."""
+    from github import GithubException
+
+    if not isinstance(exc, GithubException):
+        return None
+    headers = _lower(exc.headers)
+    try:
+        if "retry-after" in headers:
+            return float(headers["retry-after"])
+        if "x-ratelimit-reset" in headers and headers.get("x-ratelimit-remaining") == "0":
+            return max(0.0, float(headers["x-ratelimit-reset"]) - now() + 1)
+    except ValueError:
+        return None
+    return None
+
+
+def _lower(headers: Mapping[str, str] | None) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Api:
+    """One repository, reached with retries; every method is one logical API step."""
+
+    settings: Settings
+    repo: Repository | None
+    policy: RetryPolicy
+    say: Callable[[str], None]
+
+    @property
+    def repository(self) -> Repository:
+        if self.repo is None:
+            raise AssertionError("Api used before connect() opened the repository")
+        return self.repo
+
+    def call(self, what: str, action: Callable[[], T]) -> T:
+        try:
+            return self.attempt(what, action)
+        except _api_errors() as exc:
+            raise _translate(what, exc, self.settings) from None
+
+    def attempt(self, what: str, action: Callable[[], T]) -> T:
+        """`action` with retries; its last exception propagates untranslated."""
+
+        def on_retry(number: int, exc: BaseException, delay: float) -> None:
+            self.say(f"GitHub: {what}: {_describe(exc, self.settings)}; retry in {delay:.0f} s")
+
+        return call(
+            self.policy,
+            action,
+            transient=is_transient,
+            server_delay=server_delay,
+            on_retry=on_retry,
+        )
+
+    def find_release(self, tag: str) -> GitRelease | None:
+        """The release of `tag`, drafts included (the by-tag endpoint never returns a draft)."""
+        from github import UnknownObjectException
+
+        def by_tag() -> GitRelease | None:
+            try:
+                return self.repository.get_release(tag)
+            except UnknownObjectException:
+                return None
+
+        found = self.call(f"look up release {tag}", by_tag)
+        if found is not None:
+            return found
+        # Pages are fetched lazily: stop at the first match.
+        return self.call(
+            "list releases",
+            lambda: next((r for r in self.repository.get_releases() if r.tag_name == tag), None),
+        )
+
+    def create_release(
+        self, *, tag: str, name: str, body: str, commit: str, latest: bool
+    ) -> GitRelease:
+        """Create the release; if a retried POST finds it already made, update that one.
+
+        `latest` decides whether GitHub shows it as the repository's latest release.
+        """
+
+        def create() -> GitRelease:
+            return self.repository.create_git_release(
+                tag,
+                name=name,
+                message=body,
+                target_commitish=commit,
+                make_latest="true" if latest else "false",
+            )
+
+        what = f"create release {tag}"
+        try:
+            return self.attempt(what, create)
+        except _api_errors() as exc:
+            if not _already_exists(exc):
+                raise _translate(what, exc, self.settings) from None
+        self.say(f"GitHub: release {tag} already exists (an earlier attempt made it); updating")
+        existing = self.find_release(tag)
+        if existing is None:
+            raise FailedError(f"GitHub says release {tag} exists, but it cannot be found")
+        return self.update_release(existing, name=name, body=body, commit=commit)
+
+    def update_release(
+        self, release: GitRelease, *, name: str, body: str, commit: str
+    ) -> GitRelease:
+        # update_release sends draft=False unless told: keep a draft a draft.
+        return self.call(
+            f"update release {release.tag_name}",
+            lambda: release.update_release(
+                name,
+                body,
+                draft=release.draft,
+                prerelease=release.prerelease,
+                target_commitish=commit,
+            ),
+        )
+
+    def existing_asset(self, release: GitRelease, name: str) -> bool:
+        assets = self.call("list assets", lambda: list(release.get_assets()))
+        return any(a.name == name for a in assets)
+
+    def replace_asset(self, release: GitRelease, *, name: str, data: bytes) -> None:
+        """Upload `data` as asset `name`, deleting an asset of that name first.
+
+        An upload retried after a 5xx may find its first try landed (422 already_exists):
+        then that asset is deleted and the upload made once more.
+        """
+        for last in (False, True):
+            self._delete_assets(release, name)
+
+            def upload() -> None:
+                release.upload_asset_from_memory(
+                    io.BytesIO(data), len(data), name=name, content_type="application/json"
+                )
+
+            what = f"upload asset {name}"
+            try:
+                self.attempt(what, upload)
+                return
+            except _api_errors() as exc:
+                if last or not _already_exists(exc):
+                    raise _translate(what, exc, self.settings) from None
+
+    def _delete_assets(self, release: GitRelease, name: str) -> None:
+        from github import UnknownObjectException
+
+        for asset in self.call("list assets", lambda: list(release.get_assets())):
+            if asset.name != name:
+                continue
+
+            def delete(asset: GitReleaseAsset = asset) -> None:
+                # 404: a retried DELETE whose first try went through.
+                with contextlib.suppress(UnknownObjectException):
+                    asset.delete_asset()
+
+            self.call(f"delete asset {name}", delete)
+
+
+def connect(settings: Settings, policy: RetryPolicy, say: Callable[[str], None]) -> Api:
+    """A client with PyGithub's retry and throttling off, and the repository it works on."""
+    from github import Auth, Github
+
+    client = Github(
+        auth=Auth.Token(settings.token),
+        base_url=settings.api_url,
+        timeout=REQUEST_TIMEOUT_SECONDS,
+        retry=None,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+    )
+    api = Api(settings=settings, repo=None, policy=policy, say=say)
+    repo = api.call(
+        f"open repository {settings.repository}", lambda: client.get_repo(settings.repository)
+    )
+    return replace(api, repo=repo)
+
+
+def _api_errors() -> tuple[type[Exception], ...]:
+    """What a failed API call raises: answers from GitHub, and network trouble."""
+    from github import GithubException
+    from requests import RequestException
+
+    return (GithubException, RequestException)
+
+
+def _already_exists(exc: BaseException) -> bool:
+    from github import GithubException
+
+    if not isinstance(exc, GithubException) or exc.status != 422:
+        return False
+    data = exc.data if isinstance(exc.data, dict) else {}
+    errors = data.get("errors") or []
+    return any(isinstance(e, dict) and e.get("code") == "already_exists" for e in errors)
+
+
+def _describe(exc: BaseException, settings: Settings) -> str:
+    from github import GithubException
+
+    if isinstance(exc, GithubException):
+        message = exc.message or (exc.data.get("message") if isinstance(exc.data, dict) else "")
+        text = f"HTTP {exc.status}" + (f" {message}" if message else "")
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return settings.redact(text)
+
+
+def _translate(what: str, exc: Exception, settings: Settings) -> Exception:
+    """A PyGithub/requests failure as a ci-tools error: bad setup exit 2, else exit 1."""
+    from github import BadCredentialsException, GithubException, UnknownObjectException
+
+    described = _describe(exc, settings)
+    if isinstance(exc, BadCredentialsException) or (
+        isinstance(exc, GithubException) and exc.status == 401
+    ):
+        return InputError(
+            f"GitHub rejected the token ({described}) at {settings.api_url}: check GITHUB_TOKEN "
+            "/ GH_TOKEN and GITHUB_API_URL"
+        )
+    if isinstance(exc, UnknownObjectException) and what.startswith("open repository"):
+        return InputError(
+            f"repository {settings.repository} not found at {settings.api_url} ({described}): "
+            "check GITHUB_REPOSITORY, and that the token can read it"
+        )
+    if isinstance(exc, GithubException) and exc.status == 403 and not is_transient(exc):
+        return InputError(
+            f"GitHub refused to {what} ({described}): the token needs `contents: write` "
+            "on this repository"
+        )
+    return FailedError(f"GitHub: {what} failed: {described}")
+
+
+def connect_lazy(
+    settings: Settings, policy: RetryPolicy, say: Callable[[str], None], *, per_page: int = 100
+) -> Api:
+    """`connect` without its repository request: PyGithub's lazy objects fetch nothing until
+    read, so a caller that only lists or creates commit statuses spends one request on each."""
+    from github import Auth, Github
+
+    client = Github(
+        auth=Auth.Token(settings.token),
+        base_url=settings.api_url,
+        timeout=REQUEST_TIMEOUT_SECONDS,
+        retry=None,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+        per_page=per_page,
+        lazy=True,
+    )
+    return Api(settings=settings, repo=client.get_repo(settings.repository), policy=policy, say=say)
+
+
+def translate(what: str, exc: Exception, settings: Settings) -> Exception:
+    """`_translate` for callers that retry with `Api.attempt` and first handle some answers
+    themselves (a 403 whose missing permission they know)."""
+    return _translate(what, exc, settings)

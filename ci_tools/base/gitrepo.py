@@ -1,0 +1,170 @@
+"""The few git questions ci-tools asks, each one `git` call through `ci_tools.base.proc`.
+
+Reads commits, never the working tree's uncommitted state, so a comparison REF..HEAD means
+what the push means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_tools.base import proc
+from ci_tools.base.errors import InputError
+
+_TIMEOUT = 120
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitRepo:
+    root: Path
+
+    def _git(self, *args: str) -> proc.CommandResult:
+        result = proc.run(["git", *args], cwd=self.root, timeout=_TIMEOUT)
+        if result.timed_out:
+            raise InputError(f"`git {' '.join(args)}` in {self.root} took over {_TIMEOUT} s")
+        return result
+
+    def toplevel(self) -> Path | None:
+        """The root of the working tree `root` lies in; None outside a git repository."""
+        result = self._git("rev-parse", "--show-toplevel")
+        return Path(result.stdout.strip()) if result.ok else None
+
+    def locate(self) -> tuple[Path, str | None] | None:
+        """One call for where a checkout stands: the top of its working tree and HEAD's
+        commit (None before the first commit); None outside a git repository."""
+        result = self._git("rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD")
+        lines = result.stdout.splitlines()
+        if not lines:
+            return None
+        return Path(lines[0]), (lines[1] if result.ok and len(lines) > 1 else None)
+
+    def resolve_commit(self, ref: str) -> str | None:
+        """The commit `ref` names, or None when this clone does not have it."""
+        if ref.startswith("-"):
+            return None
+        result = self._git(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
+        )
+        return result.stdout.strip() if result.ok else None
+
+    def changed_paths(
+        self,
+        base: str,
+        head: str = "HEAD",
+        *,
+        ignore_lines: Sequence[str] = (),
+    ) -> frozenset[str]:
+        """Paths whose content differs between two commits; a rename counts as both paths.
+
+        `ignore_lines`: regular expressions; a file whose every changed line matches one of
+        them does not count (git's `-I`, git >= 2.30; POSIX extended syntax, matched
+        against each line with its newline).
+        """
+        ignore = [f"--ignore-matching-lines={regex}" for regex in ignore_lines]
+        result = self._git("diff", "--numstat", "--no-renames", "-z", *ignore, base, head, "--")
+        if not result.ok:
+            raise InputError(f"`git diff {base} {head}` failed: {result.stderr.strip()}")
+        # Each record is "added<TAB>deleted<TAB>path".
+        return frozenset(
+            record.split("\t", 2)[2]
+            for record in result.stdout.split("\0")
+            if record.count("\t") >= 2
+        )
+
+    def show(self, commit: str, path: str) -> str | None:
+        """The text of `path` at `commit`, or None when the commit has no such file."""
+        result = self._git("show", f"{commit}:{path}")
+        return result.stdout if result.ok else None
+
+    def list_files(self, commit: str, directory: str) -> tuple[str, ...]:
+        """Paths of the files directly inside `directory` at `commit`."""
+        result = self._git("ls-tree", "--name-only", "-z", commit, "--", f"{directory}/")
+        if not result.ok:
+            return ()
+        return tuple(p for p in result.stdout.split("\0") if p)
+
+    def tree(self, commit: str, directory: str = "") -> dict[str, str]:
+        """Every file at `commit` (under `directory`, a path from the top): path -> blob id."""
+        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+        if directory:
+            args += ["--", directory.rstrip("/") + "/"]
+        result = self._git(*args)
+        if not result.ok:
+            raise InputError(f"`git ls-tree {commit}` failed: {result.stderr.strip()}")
+        out: dict[str, str] = {}
+        for record in result.stdout.split("\0"):
+            meta, _, path = record.partition("\t")
+            fields = meta.split()
+            # Submodules are commits, not files: nothing of theirs is read.
+            if len(fields) == 3 and fields[1] == "blob":
+                out[path] = fields[2]
+        return out
+
+    def blobs(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """The contents of blobs, by id, from one `git cat-file --batch`."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        result = proc.run_bytes(
+            ["git", "cat-file", "--batch"],
+            cwd=self.root,
+            stdin=("\n".join(wanted) + "\n").encode(),
+            timeout=_TIMEOUT,
+        )
+        if not result.ok:
+            raise InputError(f"`git cat-file --batch` failed: {result.stderr.strip()}")
+        out: dict[str, bytes] = {}
+        data = result.stdout
+        at = 0
+        for blob in wanted:
+            end = data.index(b"\n", at)
+            header = data[at:end].split()
+            at = end + 1
+            if len(header) != 3:
+                raise InputError(f"git has no object {blob}")
+            size = int(header[2])
+            out[blob] = data[at : at + size]
+            at += size + 1
+        return out
+
+    def untracked(self, directory: str) -> tuple[str, ...]:
+        """Files under `directory` git does not track and does not ignore."""
+        result = self._git(
+            "ls-files", "--others", "--exclude-standard", "-z", "--", directory.rstrip("/") + "/"
+        )
+        if not result.ok:
+            return ()
+        return tuple(p for p in result.stdout.split("\0") if p)
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch; None when HEAD is detached or this is no repository."""
+        result = self._git("symbolic-ref", "--quiet", "--short", "HEAD")
+        return result.stdout.strip() or None if result.ok else None
+
+    def recent_commits(self, head: str, count: int) -> tuple[str, ...]:
+        """`head` and the commits it reaches, newest first, at most `count`: through every
+        parent, so a pull request's merge commit reaches the pull request's own commits."""
+        result = self._git("rev-list", f"--max-count={count}", head, "--")
+        if not result.ok:
+            raise InputError(f"`git rev-list {head}` failed: {result.stderr.strip()}")
+        return tuple(result.stdout.split())
+
+
+def branch_from_env(env: Mapping[str, str]) -> str | None:
+    """The branch a workflow run is about when its checkout has a detached HEAD.
+
+    A `pull_request` run checks out a merge commit: its branch is the one it merges into
+    (`GITHUB_BASE_REF`), else the one it comes from (`GITHUB_HEAD_REF`); a push names its
+    branch in `GITHUB_REF` (`refs/heads/NAME`). GitHub documents all three under "Default
+    environment variables".
+    """
+    for name in ("GITHUB_BASE_REF", "GITHUB_HEAD_REF"):
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    ref = env.get("GITHUB_REF", "").strip()
+    if ref.startswith("refs/heads/"):
+        return ref.removeprefix("refs/heads/")
+    return None

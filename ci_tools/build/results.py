@@ -1,0 +1,426 @@
+"""The result record: one versioned JSON file per variant, written by build, test and publish.
+
+    {"schema": 1, "variant": ..., "package": ..., "branch": ..., "commit": ..., "runner": ...,
+     "platform": ..., "build": {...} | null, "test": {...} | null, "publish": {...} | null}
+
+The release trusts nothing else: a variant is published only when its record says its build
+and its test passed. Every reader (report, test, publish, release) goes through `load`, which
+checks the whole record against the schema below and names the file and the field of the first
+thing wrong (exit 2); a schema it does not know is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ci_tools.base.errors import InputError
+from ci_tools.base.fsutil import atomic_write_text
+
+SCHEMA = 1
+RESULT_SUFFIX = ".result.json"
+# A record is a few kilobytes (log tails are capped); anything far larger is not one.
+MAX_RECORD_BYTES = 8 << 20
+
+
+class Status(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    # A build that began and has not ended: written before `flox build` runs, so a record
+    # left in this state names what an interrupted job was building. Never a check's status.
+    STARTED = "started"
+
+
+CHECK_STATUSES = (Status.PASSED, Status.FAILED, Status.SKIPPED)
+
+
+class PublishStatus(StrEnum):
+    PUBLISHED = "published"
+    FAILED = "failed"
+    DRY_RUN = "dry-run"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Check:
+    name: str
+    status: Status
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildOutcome:
+    status: Status
+    seconds: float
+    store_path: str | None = None
+    closure_bytes: int | None = None
+    log_tail: str = ""
+    attempts: int = 1
+    started_at: str | None = None  # UTC, ISO 8601: when the first attempt began
+
+
+@dataclass(frozen=True, kw_only=True)
+class Library:
+    name: str  # "libtorch_cuda.so"
+    bytes: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Figures:
+    """What the build costs its users: library sizes and `import torch` wall time."""
+
+    libraries: tuple[Library, ...] = ()
+    import_seconds: float | None = None  # the median of `import_runs` fresh interpreters
+    import_runs: int = 0
+
+    @property
+    def library_bytes(self) -> int | None:
+        return sum(lib.bytes for lib in self.libraries) if self.libraries else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestOutcome:
+    status: Status
+    checks: tuple[Check, ...] = ()
+    figures: Figures | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PublishOutcome:
+    status: PublishStatus
+    org: str
+    attempts: int = 1
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultRecord:
+    variant: str
+    package: str
+    branch: str
+    platform: str
+    commit: str | None = None
+    runner: str | None = None
+    build: BuildOutcome | None = None
+    test: TestOutcome | None = None
+    publish: PublishOutcome | None = None
+    schema: int = field(default=SCHEMA)
+
+    @property
+    def passed(self) -> bool:
+        """Built and tested without a failed check: the only records a release publishes."""
+        return (
+            self.build is not None
+            and self.build.status is Status.PASSED
+            and self.test is not None
+            and self.test.status is Status.PASSED
+        )
+
+    @property
+    def published(self) -> bool:
+        return self.publish is not None and self.publish.status is PublishStatus.PUBLISHED
+
+    def with_build(self, build: BuildOutcome) -> ResultRecord:
+        return replace(self, build=build)
+
+    def with_test(self, test: TestOutcome) -> ResultRecord:
+        return replace(self, test=test)
+
+    def with_publish(self, publish: PublishOutcome) -> ResultRecord:
+        return replace(self, publish=publish)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {"schema": data.pop("schema"), **data}
+
+
+def test_status(checks: Iterable[Check]) -> Status:
+    """Failed if any check failed; skipped if none ran; else passed."""
+    statuses = [c.status for c in checks]
+    if Status.FAILED in statuses:
+        return Status.FAILED
+    if statuses and all(s is Status.SKIPPED for s in statuses):
+        return Status.SKIPPED
+    return Status.PASSED
+
+
+def result_path(directory: Path, variant: str) -> Path:
+    return directory / f"{variant}{RESULT_SUFFIX}"
+
+
+def save(record: ResultRecord, path: Path) -> None:
+    atomic_write_text(path, json.dumps(record.to_json(), indent=2, sort_keys=False) + "\n")
+
+
+# --- reading: the one schema-checked loader ------------------------------------------------
+
+
+def load(path: Path) -> ResultRecord:
+    """Read and check one record; InputError (exit 2) naming the file and the field."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_RECORD_BYTES:
+            raise InputError(
+                f"{path}: {size} bytes is not a result record (at most {MAX_RECORD_BYTES})"
+            )
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such result file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a readable result record: {exc}") from None
+    return parse(text, str(path))
+
+
+def parse(text: str, source: str) -> ResultRecord:
+    try:
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: not a readable result record: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{source}: not a result record: JSON nested too deeply") from None
+    except ValueError as exc:  # NaN/Infinity, 1e400, integers over Python's digit limit
+        raise InputError(f"{source}: not a result record: {exc}") from None
+    return from_json(data, source)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range for a number")
+    return value
+
+
+class _Bad(Exception):
+    """One field of a record is wrong: where (a dotted path) and why."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(f"{where}: {why}")
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
+_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]{0,199}")
+
+_RECORD_KEYS = frozenset(
+    {"schema", "variant", "package", "branch", "platform", "commit", "runner"}
+    | {"build", "test", "publish"}
+)
+
+
+def from_json(data: object, source: str) -> ResultRecord:
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: a result record must be a JSON object")
+    schema = data.get("schema")
+    if type(schema) is not int or schema != SCHEMA:
+        raise InputError(
+            f"{source}: result schema {schema!r} is not supported (this ci-tools reads schema "
+            f"{SCHEMA}); rebuild the record with this version of ci-tools"
+        )
+    try:
+        _keys(data, _RECORD_KEYS, "")
+        return ResultRecord(
+            variant=_match(data, "variant", _NAME, ""),
+            package=_match(data, "package", _NAME, ""),
+            branch=_match(data, "branch", _BRANCH, ""),
+            platform=_text(data, "platform", ""),
+            commit=_optional_text(data, "commit", ""),
+            runner=_optional_text(data, "runner", ""),
+            build=_build(data.get("build")),
+            test=_test(data.get("test")),
+            publish=_publish(data.get("publish")),
+        )
+    except _Bad as exc:
+        raise InputError(f"{source}: malformed result record: {exc}") from None
+
+
+def _where(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def _show(value: object) -> str:
+    return (json.dumps(value) if not isinstance(value, float) else repr(value))[:60]
+
+
+def _keys(data: Mapping[str, Any], allowed: frozenset[str], prefix: str) -> None:
+    for key in data:
+        if key not in allowed:
+            known = ", ".join(sorted(allowed))
+            raise _Bad(_where(prefix, str(key)), f"unknown field (known: {known})")
+
+
+def _object(value: object, where: str, allowed: frozenset[str]) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise _Bad(where, f"must be an object or null, not {_show(value)}")
+    _keys(value, allowed, where)
+    return value
+
+
+def _required(data: Mapping[str, Any], key: str, prefix: str) -> Any:
+    if key not in data:
+        raise _Bad(_where(prefix, key), "missing")
+    return data[key]
+
+
+def _checked_text(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise _Bad(where, f"must be a string, not {_show(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Bad(where, "holds a lone surrogate, which is not text") from None
+    return value
+
+
+def _text(data: Mapping[str, Any], key: str, prefix: str, default: str | None = None) -> str:
+    if key not in data and default is not None:
+        return default
+    return _checked_text(_required(data, key, prefix), _where(prefix, key))
+
+
+def _optional_text(data: Mapping[str, Any], key: str, prefix: str) -> str | None:
+    value = data.get(key)
+    return None if value is None else _checked_text(value, _where(prefix, key))
+
+
+def _match(data: Mapping[str, Any], key: str, grammar: re.Pattern[str], prefix: str) -> str:
+    value = _text(data, key, prefix)
+    if not grammar.fullmatch(value):
+        raise _Bad(_where(prefix, key), f"{_show(value)} is not a valid name")
+    return value
+
+
+def _count(data: Mapping[str, Any], key: str, prefix: str, *, default: int | None) -> int | None:
+    value = data.get(key, default)
+    if value is None:
+        return None
+    # bool is an int to Python, not to anyone reading the record.
+    if type(value) is not int or value < 0:
+        raise _Bad(_where(prefix, key), f"must be a whole number >= 0, not {_show(value)}")
+    return value
+
+
+def _seconds(data: Mapping[str, Any], key: str, prefix: str, *, required: bool) -> float | None:
+    if key not in data and not required:
+        return None
+    value = _required(data, key, prefix)
+    if value is None and not required:
+        return None
+    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+        raise _Bad(
+            _where(prefix, key), f"must be a finite number of seconds >= 0, not {_show(value)}"
+        )
+    return float(value)
+
+
+def _status(data: Mapping[str, Any], key: str, prefix: str, allowed: Iterable[StrEnum]) -> str:
+    value = _required(data, key, prefix)
+    names = [s.value for s in allowed]
+    if not isinstance(value, str) or value not in names:
+        raise _Bad(_where(prefix, key), f"must be one of {', '.join(names)}, not {_show(value)}")
+    return value
+
+
+_BUILD_KEYS = frozenset(
+    {"status", "seconds", "store_path", "closure_bytes", "log_tail", "attempts", "started_at"}
+)
+_TEST_KEYS = frozenset({"status", "checks", "figures"})
+_CHECK_KEYS = frozenset({"name", "status", "detail"})
+_FIGURES_KEYS = frozenset({"libraries", "import_seconds", "import_runs"})
+_LIBRARY_KEYS = frozenset({"name", "bytes"})
+_PUBLISH_KEYS = frozenset({"status", "org", "attempts", "detail"})
+
+
+def _build(value: object) -> BuildOutcome | None:
+    if value is None:
+        return None
+    data = _object(value, "build", _BUILD_KEYS)
+    seconds = _seconds(data, "seconds", "build", required=True)
+    assert seconds is not None
+    return BuildOutcome(
+        status=Status(_status(data, "status", "build", Status)),
+        seconds=seconds,
+        store_path=_optional_text(data, "store_path", "build"),
+        closure_bytes=_count(data, "closure_bytes", "build", default=None),
+        log_tail=_text(data, "log_tail", "build", default=""),
+        attempts=_count(data, "attempts", "build", default=1) or 0,
+        started_at=_optional_text(data, "started_at", "build"),
+    )
+
+
+def _test(value: object) -> TestOutcome | None:
+    if value is None:
+        return None
+    data = _object(value, "test", _TEST_KEYS)
+    checks = data.get("checks", [])
+    if not isinstance(checks, list):
+        raise _Bad("test.checks", f"must be a list, not {_show(checks)}")
+    return TestOutcome(
+        status=Status(_status(data, "status", "test", CHECK_STATUSES)),
+        checks=tuple(_check(c, f"test.checks[{i}]") for i, c in enumerate(checks)),
+        figures=_figures(data.get("figures")),
+    )
+
+
+def _check(value: object, where: str) -> Check:
+    data = _object(value, where, _CHECK_KEYS)
+    return Check(
+        name=_text(data, "name", where),
+        status=Status(_status(data, "status", where, CHECK_STATUSES)),
+        detail=_text(data, "detail", where, default=""),
+    )
+
+
+def _figures(value: object) -> Figures | None:
+    if value is None:
+        return None
+    data = _object(value, "test.figures", _FIGURES_KEYS)
+    libraries = data.get("libraries", [])
+    if not isinstance(libraries, list):
+        raise _Bad("test.figures.libraries", f"must be a list, not {_show(libraries)}")
+    libs = []
+    for index, item in enumerate(libraries):
+        where = f"test.figures.libraries[{index}]"
+        lib = _object(item, where, _LIBRARY_KEYS)
+        size = _count(lib, "bytes", where, default=None)
+        if size is None:
+            raise _Bad(f"{where}.bytes", "missing")
+        libs.append(Library(name=_text(lib, "name", where), bytes=size))
+    return Figures(
+        libraries=tuple(libs),
+        import_seconds=_seconds(data, "import_seconds", "test.figures", required=False),
+        import_runs=_count(data, "import_runs", "test.figures", default=0) or 0,
+    )
+
+
+def _publish(value: object) -> PublishOutcome | None:
+    if value is None:
+        return None
+    data = _object(value, "publish", _PUBLISH_KEYS)
+    return PublishOutcome(
+        status=PublishStatus(_status(data, "status", "publish", PublishStatus)),
+        org=_text(data, "org", "publish"),
+        attempts=_count(data, "attempts", "publish", default=1) or 0,
+        detail=_text(data, "detail", "publish", default=""),
+    )
+
+
+def load_dir(directory: Path) -> list[ResultRecord]:
+    """Every result record under `directory` (artifact downloads nest one folder deep)."""
+    if not directory.is_dir():
+        raise InputError(f"{directory}: no such results folder")
+    paths = sorted(directory.rglob(f"*{RESULT_SUFFIX}"))
+    if not paths:
+        raise InputError(
+            f"{directory}: holds no result records (*{RESULT_SUFFIX}); "
+            "run `ci-tools build` / `ci-tools test` with --result-json first"
+        )
+    return [load(p) for p in paths]

@@ -1,0 +1,83 @@
+"""What GPU code the library really holds: `cuobjdump` lists the SASS (cubin) and PTX
+embedded in each libtorch_cuda*.so. `torch.cuda.get_arch_list()` is the list the build
+reports about itself; a build that lies to it (or a closure that picked up another torch)
+still holds other kernels, and only the binary shows that.
+
+Nothing of the build runs here: cuobjdump reads the files, so this is safe on any host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ci_tools.base import proc
+
+CUOBJDUMP_TIMEOUT = 600.0
+
+# `cuobjdump --list-elf` prints `ELF file    1: libtorch_cuda.1.sm_90.cubin`, `--list-ptx`
+# prints `PTX file    1: libtorch_cuda.1.sm_90.ptx` (CUDA binary utilities manual, cuobjdump
+# options --list-elf/-lelf and --list-ptx/-lptx). The arch may carry a suffix: sm_90a, sm_100f.
+_ENTRY = re.compile(r"\.(sm_\d+[a-z]?)\.(?:cubin|ptx)\s*$")
+
+
+def find_cuobjdump(env: Mapping[str, str]) -> str | None:
+    """cuobjdump from PATH, else from the CUDA toolkit that CUDA_HOME / CUDA_PATH names."""
+    found = proc.which("cuobjdump", env)
+    if found is not None:
+        return found
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        root = env.get(variable)
+        if root:
+            candidate = Path(root) / "bin" / "cuobjdump"
+            if candidate.is_file():
+                return str(candidate)
+    return None
+
+
+def _arch_key(arch: str) -> tuple[int, str]:
+    digits = re.search(r"\d+", arch)
+    return (int(digits.group()) if digits else 0, arch)
+
+
+def parse_listing(text: str) -> list[str]:
+    """The architectures of a `cuobjdump --list-elf` or `--list-ptx` listing, sorted, once each."""
+    archs = {m.group(1) for line in text.splitlines() if (m := _ENTRY.search(line.strip()))}
+    return sorted(archs, key=_arch_key)
+
+
+def _listing(cuobjdump: str, option: str, library: Path, env: Mapping[str, str]) -> list[str]:
+    result = proc.run([cuobjdump, option, str(library)], env=env, timeout=CUOBJDUMP_TIMEOUT)
+    if result.timed_out:
+        raise RuntimeError(f"cuobjdump {option} {library.name} timed out")
+    archs = parse_listing(result.stdout)
+    # A library with no device code makes cuobjdump say so and exit non-zero: no archs.
+    if not result.ok and not archs and "does not contain device code" not in result.stderr:
+        said = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(f"cuobjdump {option} {library.name} failed: {said[0]}")
+    return archs
+
+
+def sass_fact(facts: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The `sass` fact the evaluation judges: None without cuobjdump; else the SASS and PTX
+    architectures of each libtorch_cuda*.so, or the error that stopped the listing."""
+    cuobjdump = find_cuobjdump(env)
+    if cuobjdump is None:
+        return None
+    lib_dir = facts.get("torch.lib_dir")
+    names = facts.get("torch.libraries")
+    if not isinstance(lib_dir, str) or not isinstance(names, dict):
+        return {"error": "the probe reported no torch library folder to read"}
+    libraries: dict[str, dict[str, list[str]]] = {}
+    try:
+        for name in sorted(n for n in names if n.startswith("libtorch_cuda")):
+            library = Path(lib_dir) / name
+            libraries[name] = {
+                "sass": _listing(cuobjdump, "--list-elf", library, env),
+                "ptx": _listing(cuobjdump, "--list-ptx", library, env),
+            }
+    except RuntimeError as exc:
+        return {"error": str(exc), "lib_dir": lib_dir}
+    return {"tool": cuobjdump, "lib_dir": lib_dir, "libraries": libraries}

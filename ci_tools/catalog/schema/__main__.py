@@ -1,0 +1,5 @@
+"""`python3 -m ci_tools.catalog.schema`: rewrite the shipped schemas from ci_tools.catalog.grammar."""
+
+from ci_tools.catalog.schema import main
+
+main()

@@ -1,0 +1,105 @@
+"""Read this machine's facts for `detect`: GPUs, CPU flags, machine. The only I/O of detect.
+
+Each reader degrades to "not there" with a note rather than failing: a machine without
+nvidia-smi simply has no GPU to recommend for.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_tools.base import proc
+from ci_tools.host import hostcpu
+from ci_tools.host.detect import HostGpu
+
+CPUINFO = Path("/proc/cpuinfo")
+NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader")
+
+_CAPABILITY = re.compile(r"\d+\.\d+")
+# What nvidia-smi prints (exit 6 on recent drivers) when the driver is there but no GPU is.
+_NO_DEVICES = "No devices were found"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuReading:
+    gpus: tuple[HostGpu, ...]
+    note: str  # how we know, for the reason line when there is no GPU
+    warning: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CpuReading:
+    flags: frozenset[str]
+    warning: str | None = None
+
+
+def parse_nvidia_smi(text: str) -> tuple[HostGpu, ...]:
+    """`NAME, CAP` per line. The capability is the last field: a name may hold commas."""
+    gpus = []
+    for line in text.splitlines():
+        if not line.strip() or _NO_DEVICES in line:
+            continue
+        name, _, cap = line.rpartition(",")
+        cap = cap.strip()
+        gpus.append(
+            HostGpu(
+                name=name.strip() or None,
+                capability=cap if _CAPABILITY.fullmatch(cap) else None,
+            )
+        )
+    return tuple(gpus)
+
+
+def read_gpus(timeout: float = 60) -> GpuReading:
+    if proc.which("nvidia-smi") is None:
+        return GpuReading(gpus=(), note="no NVIDIA GPU (nvidia-smi not found)")
+    result = proc.run(list(NVIDIA_SMI_QUERY), timeout=timeout)
+    if _NO_DEVICES in result.stdout + result.stderr:
+        return GpuReading(gpus=(), note="no NVIDIA GPU (nvidia-smi lists none)")
+    if not result.ok:
+        said = (result.stderr.strip() or result.stdout.strip()).splitlines()
+        detail = "timed out" if result.timed_out else f"exit {result.returncode}"
+        if said:
+            detail += f": {said[0]}"
+        return GpuReading(
+            gpus=(),
+            note="no NVIDIA GPU (nvidia-smi failed)",
+            warning=f"nvidia-smi failed ({detail}); treating this machine as having no GPU; "
+            "pass --gpu-cc X.Y to name its GPU",
+        )
+    gpus = parse_nvidia_smi(result.stdout)
+    return GpuReading(gpus=gpus, note="no NVIDIA GPU (nvidia-smi lists none)")
+
+
+def read_cpu_flags(path: Path = CPUINFO) -> CpuReading:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return CpuReading(
+            flags=frozenset(),
+            warning=f"cannot read {path} ({exc.strerror}); pass --cpu-flags to name the CPU's flags",
+        )
+    flags = hostcpu.parse_cpuinfo(text)
+    if not flags:
+        return CpuReading(
+            flags=flags,
+            warning=f"{path} has no flags/Features line; pass --cpu-flags to name the CPU's flags",
+        )
+    return CpuReading(flags=flags)
+
+
+def normalize_machine(system: str, machine: str) -> str:
+    """uname's system and machine -> a detect.MACHINES key, or a description of the host."""
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine.lower(), machine.lower())
+    if system == "Linux":
+        return arch
+    if system == "Darwin" and arch == "aarch64":
+        return "arm64-darwin"
+    return f"{arch}-{system.lower()}"
+
+
+def read_machine() -> str:
+    return normalize_machine(platform.system(), platform.machine())

@@ -1,0 +1,118 @@
+"""Which stacks a push changed: those whose input fingerprint differs between REF and HEAD.
+
+Both sides are fingerprinted the same way (`fingerprint`): the normalised Nix of each
+member's recipe and of every file it references, the catalog facts that reach the build,
+the flox manifest and lock. So a docs-only push changes nothing; a `#` line inside a Nix
+string, an imported helper, a deleted import, a moved pin all change what they change.
+This is the `--since REF` mode; the plan job's normal mode asks which fingerprints are
+already green (`statuses`), and this is its fallback without a token.
+
+Cost: two `git ls-tree`, one `git cat-file --batch` per tree and side for the Nix files
+read, one `nix-instantiate --parse` per import depth for the files that differ (files equal
+at both commits are parsed once), and, when the catalog is in use, one `git show` of it at REF.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_tools.base.gitrepo import GitRepo
+from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, Tree, dir_tree, git_tree
+
+# GitHub sends the all-zero id as `github.event.before` for a new branch.
+_ZERO_SHA = re.compile(r"0{40}(0{24})?")
+
+# variant facts at a commit; None: unknown there (the catalog there is invalid or missing)
+FactsAt = Callable[[str], "Mapping[str, Hashable] | str"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangeSet:
+    """The stacks to build; `stacks is None` means all of them (see `notice` for why)."""
+
+    stacks: frozenset[str] | None
+    notice: str | None
+
+    @classmethod
+    def full(cls, notice: str) -> ChangeSet:
+        return cls(stacks=None, notice=notice)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checkout:
+    """A build repository: a folder, in git or not. `prefix`: its folder inside git's."""
+
+    root: Path
+    git: GitRepo | None
+    prefix: str
+
+    def tree(self, commit: str = "HEAD", label: str | None = None) -> Tree:
+        if self.git is None:
+            return dir_tree(self.root)
+        return git_tree(self.git, commit, self.prefix, label or commit)
+
+    def path_in_git(self, path: Path) -> str | None:
+        if self.git is None:
+            return None
+        return _relative(self.git.root, path)
+
+
+def open_checkout(root: Path) -> Checkout:
+    """The build repository at `root`; outside git, a plain folder."""
+    from ci_tools.base import proc
+
+    if proc.which("git") is None:
+        return Checkout(root=root, git=None, prefix="")
+    where = GitRepo(root=root).locate()
+    # Without a commit there is nothing to read through git.
+    if where is None or where[1] is None:
+        return Checkout(root=root, git=None, prefix="")
+    top = where[0]
+    rel = _relative(top, root)
+    if rel is None:
+        return Checkout(root=root, git=None, prefix="")
+    return Checkout(root=root, git=GitRepo(root=top), prefix="" if rel == "." else rel + "/")
+
+
+def since(
+    checkout: Checkout,
+    ref: str,
+    *,
+    stacks: Mapping[str, Sequence[str]],
+    head: Fingerprints,
+    fingerprinter: Fingerprinter,
+    facts_at: FactsAt,
+) -> ChangeSet:
+    """The stacks whose fingerprint at `ref` differs from `head` (computed at HEAD)."""
+    if _ZERO_SHA.fullmatch(ref):
+        return ChangeSet.full(
+            f"--since {ref}: no previous commit (a new branch); scheduling the full matrix"
+        )
+    git = checkout.git
+    if git is None:
+        return ChangeSet.full(
+            f"--since {ref}: {checkout.root} is not in a git repository with commits; "
+            "scheduling the full matrix"
+        )
+    base = git.resolve_commit(ref)
+    if base is None:
+        return ChangeSet.full(
+            f"--since {ref}: this clone has no such commit (a force push, or a shallow clone: "
+            "check out with fetch-depth: 0); scheduling the full matrix"
+        )
+    facts = facts_at(base)
+    if isinstance(facts, str):
+        return ChangeSet.full(f"--since {ref}: {facts}; scheduling the full matrix")
+    before = fingerprinter.stacks(checkout.tree(base, ref), stacks, facts)
+    changed = {s for s in stacks if before.by_stack.get(s) != head.by_stack.get(s)}
+    return ChangeSet(stacks=frozenset(changed), notice=None)
+
+
+def _relative(root: Path, path: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None

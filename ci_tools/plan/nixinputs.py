@@ -1,0 +1,308 @@
+"""Nix files as Nix: their normalised text and the files they reference.
+
+Two versions of a Nix file are equal when Nix's own parser says so: `nix-instantiate --parse`
+prints the expression without comments or layout but with every string's content (a `#`
+line inside a `''...''` string is string content, and stays). Without `nix-instantiate`
+the raw bytes stand in: any byte change counts, never the other way round.
+
+References are every path literal (`import ./x.nix`, `callPackage ../y {}`, `src = ./p.patch`,
+`./dir` meaning `dir/default.nix` or the whole folder): the parser prints each one as an
+absolute path, resolved against the file's own folder, so it is read from the parse, not
+guessed from text. A path with an interpolation (`./pkgs/${name}.nix`) stands for its whole
+folder. Without Nix a regular expression over the raw text finds the `./` and `../`
+literals, comments and strings included: more references, never fewer.
+
+Cost: the files are written once to a temporary folder and parsed by one `nix-instantiate`
+per `_CHUNK` files (it prints one line per file); results are cached by (path, content), so a
+second commit costs only the files that differ. A file Nix refuses to parse is read raw,
+and its error is kept for the caller to report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_tools.base import proc
+
+NIX_PARSER = "nix-instantiate"
+_CHUNK = 400
+_TIMEOUT = 300
+_PATH_CHAR = r"[A-Za-z0-9._+\-]"
+# A relative path literal in raw Nix text (Nix's lexer: PATH and PATH_SEG, relative forms).
+_RAW_PATH = re.compile(
+    rf"(?<![A-Za-z0-9._+\-/])(\.\.?(?:/{_PATH_CHAR}+)+/?|\.\.?/(?={_PATH_CHAR}*\$\{{))"
+)
+_RAW_INTERPOLATED = re.compile(rf"(\.\.?/(?:{_PATH_CHAR}+/)*){_PATH_CHAR}*\$\{{")
+
+
+@dataclass(frozen=True, kw_only=True)
+class NixFile:
+    """What a Nix file contributes to a fingerprint."""
+
+    digest: str  # sha256 of the normalised text, prefixed by how it was normalised
+    references: tuple[str, ...]  # repository paths; a trailing "/" means the whole folder
+    error: str | None = None  # why Nix could not parse it (then `digest` is of the raw bytes)
+    parsed: bool = False  # the references come from Nix's parse, not from the raw text
+
+
+class NixReader:
+    """Normalises Nix files, with a cache across commits keyed by (path, content)."""
+
+    def __init__(self, *, use_nix: bool | None = None) -> None:
+        found = proc.which(NIX_PARSER) is not None
+        self.use_nix = found if use_nix is None else (use_nix and found)
+        self._cache: dict[tuple[str, bytes], NixFile] = {}
+        self.parser_calls = 0
+
+    @property
+    def mode(self) -> str:
+        return "nix-parse" if self.use_nix else "raw-bytes"
+
+    def read(self, files: Mapping[str, bytes]) -> dict[str, NixFile]:
+        """`files`: repository path -> content. Paths are relative to the repository root."""
+        out: dict[str, NixFile] = {}
+        todo: dict[str, bytes] = {}
+        for path, data in files.items():
+            cached = self._cache.get((path, data))
+            if cached is not None:
+                out[path] = cached
+            else:
+                todo[path] = data
+        if todo:
+            fresh = self._parse_all(todo) if self.use_nix else {}
+            for path, data in todo.items():
+                result = fresh.get(path) or _raw(path, data, None)
+                self._cache[(path, data)] = result
+                out[path] = result
+        return out
+
+    def _parse_all(self, files: Mapping[str, bytes]) -> dict[str, NixFile]:
+        import tempfile  # only when there is something to parse
+
+        out: dict[str, NixFile] = {}
+        with tempfile.TemporaryDirectory(prefix="ci-tools-nix-") as tmp:
+            root = Path(tmp).resolve() / "r"
+            for path, data in files.items():
+                target = root / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            paths = sorted(files)
+            for start in range(0, len(paths), _CHUNK):
+                chunk = paths[start : start + _CHUNK]
+                out.update(self._parse_chunk(root, chunk, files))
+        return out
+
+    def _parse_chunk(
+        self, root: Path, chunk: list[str], files: Mapping[str, bytes]
+    ) -> dict[str, NixFile]:
+        lines = self._parse(root, chunk)
+        if lines is not None and len(lines) == len(chunk):
+            return {p: _parsed(root, p, line) for p, line in zip(chunk, lines, strict=True)}
+        # One file Nix refuses fails the whole call: parse one by one to find it.
+        out: dict[str, NixFile] = {}
+        for path in chunk:
+            single = self._parse(root, [path])
+            if single is not None and len(single) == 1:
+                out[path] = _parsed(root, path, single[0])
+            else:
+                out[path] = _raw(path, files[path], self._error(root, path))
+        return out
+
+    def _parse(self, root: Path, paths: list[str]) -> list[str] | None:
+        self.parser_calls += 1
+        result = proc.run([NIX_PARSER, "--parse", "--", *paths], cwd=root, timeout=_TIMEOUT)
+        if not result.ok:
+            return None
+        return result.stdout.splitlines()
+
+    def _error(self, root: Path, path: str) -> str:
+        result = proc.run([NIX_PARSER, "--parse", "--", path], cwd=root, timeout=_TIMEOUT)
+        text = result.stderr.replace(str(root) + "/", "").strip()
+        return text.splitlines()[0] if text else "nix-instantiate --parse failed"
+
+
+def _parsed(root: Path, path: str, line: str) -> NixFile:
+    prefix = str(root)
+    canon = _Canon(line)
+    text = canon.run()
+    # Paths print absolute: make them relative to the repository so the text is the same
+    # wherever it was parsed.
+    normalised = text.replace(prefix + "/", "/").replace(prefix, "/")
+    refs = {p[len(prefix) + 1 :] for p in canon.paths if p.startswith(prefix + "/")}
+    return NixFile(
+        digest="nix:" + hashlib.sha256(normalised.encode()).hexdigest(),
+        references=tuple(sorted(r for r in refs if r and r != path)),
+        parsed=True,
+    )
+
+
+def canonical(text: str) -> str:
+    """`--parse` output with every attribute set's bindings, every `let`'s bindings and every
+    function's formals in sorted order.
+
+    Nix 2.8 prints them in the order of its symbol table (`Symbol` compares by address), so
+    the same file prints differently after other files were parsed in the same process.
+    Their order carries no meaning (Nix keeps them in maps), so sorting them loses nothing:
+    two texts are equal after this exactly when Nix's trees are equal.
+    """
+    return _Canon(text).run()
+
+
+# The only places the printed grammar's structure can change: escapes and interpolations in
+# strings, brackets, separators, and `let ... in`. Everything between is copied as is.
+_TOKENS = re.compile(r'\\.|\$\{|[{}()\[\];,"]|(?<![A-Za-z0-9_\'-])(?:let|in) ')
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+# A path as `--parse` prints it: absolute, outside string literals.
+_PRINTED_PATH = re.compile(r"(?<![A-Za-z0-9_'\-.])/[A-Za-z0-9._+\-/]+")
+
+
+class _Canon:
+    """One pass over a `--parse` line: the canonical text, and the paths it holds."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = [(m.start(), m.end(), m.group()) for m in _TOKENS.finditer(text)]
+        self.k = 0
+        self.pos = 0
+        self.paths: list[str] = []
+
+    def run(self) -> str:
+        return "".join(self.group("", bindings=False)[0])
+
+    def code(self, end: int) -> str:
+        """Text outside strings up to `end`; its paths are collected."""
+        chunk = self.text[self.pos : end]
+        if "/" in chunk:
+            self.paths.extend(_PRINTED_PATH.findall(chunk))
+        return chunk
+
+    def group(self, closer: str, *, bindings: bool) -> tuple[list[str], dict[str, list[int]]]:
+        """Up to `closer` (consumed), or for `let` bindings up to the `in` after a `;`.
+
+        Returns the pieces and, per separator, where this level's separators are in them.
+        """
+        parts: list[str] = []
+        seps: dict[str, list[int]] = {";": [], ",": []}
+        while self.k < len(self.tokens):
+            start, end, lexeme = self.tokens[self.k]
+            parts.append(self.code(start))
+            if lexeme == closer:
+                self._take(end)
+                return parts, seps
+            if lexeme in seps:
+                seps[lexeme].append(len(parts))
+                parts.append(lexeme)
+                self._take(end)
+            elif lexeme == "in ":
+                if bindings and seps[";"] and not "".join(parts[seps[";"][-1] + 1 :]).strip():
+                    self.pos = start
+                    return parts, seps
+                parts.append(lexeme)
+                self._take(end)
+            elif lexeme == "let ":
+                self._take(end)
+                parts.append("let" + _sorted(*self.group("", bindings=True)))
+            elif lexeme == '"':
+                self._take(end)
+                parts.append(self.string())
+            elif lexeme in _CLOSE:
+                self._take(end)
+                inner, inner_seps = self.group(_CLOSE[lexeme], bindings=False)
+                body = _sorted(inner, inner_seps) if lexeme == "{" else "".join(inner)
+                parts.append(lexeme + body + _CLOSE[lexeme])
+            else:
+                parts.append(lexeme)
+                self._take(end)
+        parts.append(self.code(len(self.text)))
+        self.pos = len(self.text)
+        return parts, seps
+
+    def string(self) -> str:
+        """The rest of a string literal, its `${...}` parts canonical."""
+        parts = ['"']
+        while self.k < len(self.tokens):
+            start, end, lexeme = self.tokens[self.k]
+            parts.append(self.text[self.pos : start])
+            self._take(end)
+            if lexeme == '"':
+                parts.append(lexeme)
+                return "".join(parts)
+            if lexeme == "${":
+                parts.append("${" + "".join(self.group("}", bindings=False)[0]) + "}")
+            else:
+                parts.append(lexeme)
+        parts.append(self.text[self.pos :])
+        self.pos = len(self.text)
+        return "".join(parts)
+
+    def _take(self, end: int) -> None:
+        self.k += 1
+        self.pos = end
+
+
+def _sorted(parts: list[str], seps: dict[str, list[int]]) -> str:
+    """A group's bindings (`a = 1; b = 2;`) or formals (`x, y ? 1, ...`) in sorted order."""
+    for separator in (";", ","):
+        cuts = seps[separator]
+        if not cuts:
+            continue
+        pieces: list[str] = []
+        start = 0
+        for cut in cuts:
+            pieces.append("".join(parts[start:cut]).strip())
+            start = cut + 1
+        pieces.append("".join(parts[start:]).strip())
+        rest = [p for p in pieces if p]
+        tail = [p for p in rest if p == "..."]
+        body = sorted(p for p in rest if p != "...")
+        if separator == ";":
+            return " " + "; ".join(body) + "; "
+        return " " + ", ".join(body + tail) + " "
+    return "".join(parts)
+
+
+def _raw(path: str, data: bytes, error: str | None) -> NixFile:
+    text = data.decode("utf-8", "replace")
+    here = posixpath.dirname(path)
+    found: set[str] = set()
+    for match in _RAW_PATH.finditer(text):
+        found.add(_join(here, match.group(1)))
+    for match in _RAW_INTERPOLATED.finditer(text):
+        found.add(_join(here, match.group(1)))
+    refs = tuple(sorted(r for r in found if not r.startswith("../") and r not in (".", path)))
+    return NixFile(digest="raw:" + hashlib.sha256(data).hexdigest(), references=refs, error=error)
+
+
+def _join(here: str, literal: str) -> str:
+    folder = literal.endswith("/")
+    joined = posixpath.normpath(posixpath.join(here, literal))
+    return joined + "/" if folder and joined != "." else joined
+
+
+def resolve(
+    reference: str, files: Mapping[str, object], folders: Mapping[str, list[str]]
+) -> list[str] | None:
+    """The repository files a reference stands for; None when nothing is there.
+
+    A file path is that file; a folder (or a path ending in "/") is every file under it.
+    """
+    if not reference.endswith("/") and reference in files:
+        return [reference]
+    folder = reference.rstrip("/")
+    under = folders.get(folder)
+    return list(under) if under else None
+
+
+def folder_index(paths: Iterable[str]) -> dict[str, list[str]]:
+    """folder -> every file path below it (at any depth)."""
+    index: dict[str, list[str]] = {}
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            index.setdefault("/".join(parts[:depth]), []).append(path)
+    return index

@@ -1,0 +1,1 @@
+"""Publishing to a Flox organisation and the GitHub release."""
