@@ -14,6 +14,9 @@ from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.model import Catalog
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+TESTS = REPO_ROOT / "tests"
+DATA = TESTS / "data"
+GOLDEN = TESTS / "golden"
 
 
 @pytest.fixture(scope="session")

@@ -10,10 +10,10 @@ act's limits (what it does not emulate), found by running 0.2.89 here, and how t
    continuation: the same workflow with every job that already ran replaced by a stub that
    replays its outputs and result, so `gate`, `summary` and `release` run as on GitHub.
 2. `concurrency:` is ignored (one run at a time here): cancelling a superseded push is not
-   exercised; tests/test_workflows.py checks the group and `cancel-in-progress` statically.
+   exercised; tests/workflows/test_workflows.py checks the group and `cancel-in-progress` statically.
 3. `environment:` is accepted and ignored: no protection rules, reviewers or environment
-   secrets (the secret comes from `-s`); tests/test_release.py checks statically that the
-   publishing jobs name the environment, and tests/test_workflows.py that only they are
+   secrets (the secret comes from `-s`); tests/ship/test_release.py checks statically that the
+   publishing jobs name the environment, and tests/workflows/test_workflows.py that only they are
    passed secrets.
 4. `timeout-minutes` is not enforced in host mode, and cancelling a run is not emulated: a
    cancelled stack is modelled by tests/act/hooks/flox killing `ci-tools build` with SIGKILL

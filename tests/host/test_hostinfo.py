@@ -9,8 +9,7 @@ import pytest
 
 from ci_tools.host import hostcpu, hostinfo
 from ci_tools.host.detect import HostGpu
-
-DATA = Path(__file__).parent / "data"
+from tests.conftest import DATA
 
 H100 = HostGpu(name="NVIDIA H100 80GB HBM3", capability="9.0")
 

@@ -13,8 +13,7 @@ from ci_tools.base.errors import SourceError
 from ci_tools.catalog.load import load_catalog, parse_catalog_text
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import expand
-
-from .conftest import REPO_ROOT, CliRunner
+from tests.conftest import REPO_ROOT, CliRunner
 
 SHIPPED = (REPO_ROOT / "catalog.yaml").read_text(encoding="utf-8")
 

@@ -44,7 +44,7 @@ def test_shipped_catalog_matrix(
     entries = json.loads(result.stdout)["include"]
     assert len(entries) == count
     assert all(re.fullmatch(r"[0-9a-f]{32}", e["fingerprint"]) for e in entries)
-    # Fingerprints follow every recipe edit; tests/test_fingerprint.py holds them to account.
+    # Fingerprints follow every recipe edit; tests/plan/test_fingerprint.py holds them to account.
     check_golden(golden, re.sub(r', "fingerprint": "[0-9a-f]{32}"', "", result.stdout))
 
 

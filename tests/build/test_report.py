@@ -20,9 +20,9 @@ from ci_tools.build.results import (
     ResultRecord,
     Status,
 )
+from tests.conftest import GOLDEN
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
-GOLDEN = Path(__file__).parent / "golden"
 
 
 def assert_golden(name: str, text: str) -> None:

@@ -12,8 +12,7 @@ from ci_tools.catalog.load import parse_catalog_text
 from ci_tools.catalog.model import Catalog, Platform
 from ci_tools.host import hostcpu, hostinfo
 from ci_tools.host.detect import Alternative, Detection, Host, HostGpu, detect, workloads
-
-DATA = Path(__file__).parent / "data"
+from tests.conftest import DATA
 
 
 def cpu(name: str) -> frozenset[str]:

@@ -19,8 +19,8 @@ from ci_tools import cli
 from ci_tools.base import github_api
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.commands import release as release_command
+from tests.conftest import DATA
 
-DATA = Path(__file__).parent / "data"
 RESULTS = DATA / "results-cuda-12_9"
 COMMIT = "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"
 TAG = "cuda-12_9-1a2b3c4d5e6f"

@@ -25,9 +25,8 @@ from ci_tools.catalog import variants
 from ci_tools.catalog.model import Catalog
 from ci_tools.ship import release
 from ci_tools.ship.release import Outcome
+from tests.conftest import DATA, GOLDEN, REPO_ROOT
 
-DATA = Path(__file__).parent / "data"
-GOLDEN = Path(__file__).parent / "golden"
 RESULTS = DATA / "results-cuda-12_9"
 COMMIT = "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"
 TOKEN_ENV = {
@@ -315,7 +314,7 @@ def test_invalid_org(run_cli) -> None:  # type: ignore[no-untyped-def]
 
 # --- .github/workflows/release.yml ------------------------------------------------------------
 
-WORKFLOW = Path(__file__).resolve().parent.parent / ".github" / "workflows" / "release.yml"
+WORKFLOW = REPO_ROOT / ".github" / "workflows" / "release.yml"
 
 
 def _workflow() -> dict[str, Any]:

@@ -14,11 +14,9 @@ from typing import Any
 import pytest
 
 from ci_tools.catalog.model import Catalog
+from tests.conftest import DATA, GOLDEN
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
-
-DATA = Path(__file__).parent / "data"
-GOLDEN = Path(__file__).parent / "golden"
 
 
 def flags_of_text(text: str) -> list[str]:

@@ -9,9 +9,8 @@ import pytest
 
 from ci_tools.base.errors import SourceError
 from ci_tools.render.workflowsync import CI_WORKFLOW, MANAGED, RELEASE_WORKFLOW, sync_text
-from tests.conftest import CliRunner
+from tests.conftest import REPO_ROOT, CliRunner
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 BRANCHES = ("main", "cuda-12_9", "cuda-13_0")
 
 CI_STALE = """\

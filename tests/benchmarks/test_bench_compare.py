@@ -11,10 +11,11 @@ from pathlib import Path
 from benchmarks import bench_compare
 from ci_tools.build import results
 from ci_tools.build.results import BuildOutcome, Figures, Library, ResultRecord, Status
+from tests.conftest import DATA
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 # Records `benchmarks/device_smoke.sh` wrote on the GPU machine (PyPI torch 2.11.0+cu130, H100).
-DEVICE = Path(__file__).parent / "data" / "device-h100"
+DEVICE = DATA / "device-h100"
 
 
 def _record(variant: str, closure: int, libs: dict[str, int], seconds: float) -> ResultRecord:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from ci_tools import cli
 from ci_tools.base import errors
-
-from .conftest import REPO_ROOT, CliRunner
+from tests.conftest import REPO_ROOT, CliRunner
 
 
 def test_every_command_has_help(run_cli: CliRunner) -> None:

@@ -17,9 +17,9 @@ from ci_tools.build import flox_build, results
 from ci_tools.build.results import Status
 from ci_tools.catalog import variants
 from ci_tools.catalog.load import load_catalog
-from tests.test_flox_double import double_environment, make_repo, recipe
+from tests.conftest import REPO_ROOT
+from tests.doubles.flox.test_flox_double import double_environment, make_repo, recipe
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 BASE = "pytorch-python313-cuda12_8-sm90-avx512"
 VISION = "torchvision-python313-cuda12_8-sm90-avx512"
 OTHER = "pytorch-python313-cpu-avx2"

@@ -15,8 +15,8 @@ import pytest
 
 from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.variants import expand
+from tests.conftest import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 DOUBLE_DIR = REPO_ROOT / "tests" / "doubles" / "flox"
 FIXTURES = DOUBLE_DIR / "fixtures"
 PIN = "6a030d535719c5190187c4cec156f335e95e3211"  # torch 2.9.1 in the fixture nixpkgs

@@ -27,8 +27,9 @@ from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.model import Catalog, Kind, Platform
 from ci_tools.catalog.variants import Variant, expand
 from ci_tools.render import recipes
+from tests.conftest import REPO_ROOT
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = REPO_ROOT
 DOUBLE = REPO / "tests" / "nix" / "nixpkgs-double"
 UPSTREAM = REPO / "tests" / "data" / "upstream" / "pytorch-2.10-python313.yaml"
 MAX_JOBS_CAP = "$(( NIX_BUILD_CORES < 32 ? NIX_BUILD_CORES : 32 ))"

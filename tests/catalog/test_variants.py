@@ -11,8 +11,7 @@ from ci_tools.base.errors import InputError
 from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.model import Catalog, Kind, Platform
 from ci_tools.catalog.variants import expand, find, stacks
-
-from .conftest import REPO_ROOT, CliRunner
+from tests.conftest import REPO_ROOT, CliRunner
 
 
 def test_gpu_variant_facts(catalog: Catalog) -> None:

@@ -18,10 +18,10 @@ from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
 from ci_tools.build.results import PublishStatus
 from ci_tools.ship import publish
-from tests.test_flox_double import double_environment, make_repo, recipe
+from tests.conftest import DATA, REPO_ROOT
+from tests.doubles.flox.test_flox_double import double_environment, make_repo, recipe
 
-RESULTS = Path(__file__).parent / "data" / "results-cuda-12_9"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+RESULTS = DATA / "results-cuda-12_9"
 PASSED = "pytorch-python313-cpu-avx2"
 PUBLISHED = "pytorch-python313-cuda12_9-sm90-avx512"  # its record says "published to acme"
 TEST_FAILED = "pytorch-python313-cuda12_9-sm89-avx2"

@@ -1,7 +1,7 @@
 """ci_tools.render.recipes: catalog -> recipe text. Golden files for one recipe of each kind.
 
 Refresh the golden files after an intended change with `UPDATE_GOLDEN=1 python3 -m pytest
-tests/test_render.py` and review the diff.
+tests/render/test_recipes.py` and review the diff.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import expand, find
 from ci_tools.render import recipes
+from tests.conftest import GOLDEN
 
-GOLDEN = Path(__file__).parent / "golden" / "render"
+RENDER_GOLDEN = GOLDEN / "render"
 
 # One recipe of each kind, by (branch, path in the output directory).
 REPRESENTATIVES = (
@@ -46,7 +47,7 @@ def branches(catalog: Catalog, repo_root: Path) -> dict[str, dict[str, str]]:
 @pytest.mark.parametrize(("branch", "path"), REPRESENTATIVES)
 def test_golden(branches: dict[str, dict[str, str]], branch: str, path: str) -> None:
     text = branches[branch][path]
-    golden = GOLDEN / branch / path
+    golden = RENDER_GOLDEN / branch / path
     if os.environ.get("UPDATE_GOLDEN") == "1":
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(text, encoding="utf-8")

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO_ROOT
+
 WORKFLOWS = REPO_ROOT / ".github" / "workflows"
 EXPRESSION = re.compile(r"^\s*\$\{\{.*\}\}\s*$", re.DOTALL)
 

@@ -32,9 +32,9 @@ import responses
 from ci_tools import cli
 from ci_tools.commands import mark_green as mark_green_command
 from ci_tools.commands import matrix as matrix_command
+from tests.conftest import DATA
 from tests.gitutil import commit_all, git, init, write
 
-DATA = Path(__file__).parent / "data"
 TOKEN = "ghp_SeCrEt0123456789abcdefTOKEN"
 READ_ONLY = "ghp_ReadOnly0123456789abcdefTOKEN"
 API = "https://ghe.example.com/api/v3"  # an Enterprise server: GITHUB_API_URL is honoured
