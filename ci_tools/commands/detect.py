@@ -19,7 +19,8 @@ from ci_tools.catalog import grammar
 from ci_tools.catalog.model import Platform
 from ci_tools.commands import _common
 from ci_tools.host import answer, hostinfo
-from ci_tools.host.detect import MACHINES, Host, HostGpu, detect
+from ci_tools.host.detect import detect
+from ci_tools.host.facts import MACHINES, Host, HostGpu
 
 ORG_PLACEHOLDER = "<org>"
 # ASCII only: `\d` would take fullwidth digits, which nothing downstream can read as a version.

@@ -14,32 +14,26 @@ from dataclasses import dataclass
 from ci_tools.base.errors import InputError
 from ci_tools.catalog import variants
 from ci_tools.catalog.model import Catalog, Gpu, Isa, Kind, Platform, version_key
+from ci_tools.host.facts import MACHINES, Host, HostGpu
+
+# Callers name the host's facts through detect, whose inputs they are.
+__all__ = [
+    "GENERAL",
+    "MACHINES",
+    "Alternative",
+    "Detection",
+    "GpuGroup",
+    "Host",
+    "HostGpu",
+    "IsaChoice",
+    "Recommendation",
+    "choose_isa",
+    "detect",
+    "group_gpus",
+    "workloads",
+]
 
 GENERAL = "general"
-
-# The --machine values, and how a host's uname maps onto them (see hostinfo.machine()).
-MACHINES: dict[str, Platform] = {
-    "x86_64": Platform.X86_64_LINUX,
-    "aarch64": Platform.AARCH64_LINUX,
-    "arm64-darwin": Platform.AARCH64_DARWIN,
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class HostGpu:
-    name: str | None  # as nvidia-smi names it; None when given by --gpu-cc
-    capability: str | None  # "9.0"; None when nvidia-smi reports [N/A]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Host:
-    """What detect knows about a machine, read from it or given as overrides."""
-
-    machine: str  # a MACHINES key, or what an unsupported host is ("ppc64le", "x86_64-darwin")
-    cpu_flags: frozenset[str] = frozenset()
-    gpus: tuple[HostGpu, ...] = ()
-    no_gpu_note: str = "no NVIDIA GPU"  # how we know there is none, for the reason line
-    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,35 @@
+"""What a machine is, as detect needs it: its kind, its CPU's flags, its GPUs. Plain facts.
+
+`hostinfo` reads them from the machine in front of us; a person states them instead with
+`--machine`, `--cpu-flags` and `--gpu-cc`. Nothing here reads the host or the catalog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ci_tools.catalog.model import Platform
+
+# The --machine values, and how a host's uname maps onto them (see hostinfo.normalize_machine).
+MACHINES: dict[str, Platform] = {
+    "x86_64": Platform.X86_64_LINUX,
+    "aarch64": Platform.AARCH64_LINUX,
+    "arm64-darwin": Platform.AARCH64_DARWIN,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostGpu:
+    name: str | None  # as nvidia-smi names it; None when given by --gpu-cc
+    capability: str | None  # "9.0"; None when nvidia-smi reports [N/A]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Host:
+    """What detect knows about a machine, read from it or given as overrides."""
+
+    machine: str  # a MACHINES key, or what an unsupported host is ("ppc64le", "x86_64-darwin")
+    cpu_flags: frozenset[str] = frozenset()
+    gpus: tuple[HostGpu, ...] = ()
+    no_gpu_note: str = "no NVIDIA GPU"  # how we know there is none, for the reason line
+    warnings: tuple[str, ...] = ()
