@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci_tools.host.detect import Detection, Recommendation
+from ci_tools.host.choice import Recommendation
+from ci_tools.host.detect import Detection
 
 
 def install_line(org: str, package: str) -> str:

@@ -4,10 +4,15 @@ Detection records directly (the command's golden files cover the whole command).
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Callable
 
-from ci_tools.catalog.model import Platform
+import pytest
+
+from ci_tools.catalog.model import Catalog, Platform
 from ci_tools.host import answer
-from ci_tools.host.detect import Alternative, Detection, GpuGroup, Recommendation
+from ci_tools.host.detect import Alternative, Detection, GpuGroup, Recommendation, detect
+from ci_tools.host.facts import Host
 
 H100S = GpuGroup(names=("NVIDIA H100 PCIe",), count=2, capability="9.0", sm="sm90", family="Hopper")
 FITS = Recommendation(
@@ -74,3 +79,30 @@ def test_json_is_plain_data_with_the_outcome() -> None:
         {"branch": "main", "package": "pytorch-python313-cuda12_8-sm61-avx2"}
     ]
     assert data["warnings"] == ["two capabilities"]
+
+
+@pytest.mark.parametrize(
+    ("machine", "capabilities", "flags", "branch"),
+    [
+        ("x86_64", ["9.0", "6.1"], "avx,avx2,fma,f16c", "cuda-13_0"),
+        ("aarch64", ["12.1"], "fphp,asimdhp,asimddp,sve,sve2", "main"),
+        ("arm64-darwin", [], None, "cuda-12_9"),
+    ],
+)
+def test_plain_facts_get_the_answer_detect_json_prints(
+    run_cli: Callable[..., subprocess.CompletedProcess[str]],
+    catalog: Catalog,
+    machine: str,
+    capabilities: list[str],
+    flags: str | None,
+    branch: str,
+) -> None:
+    """Whatever states a machine as plain facts gets, through detect, what the command says."""
+    argv = ["detect", "--json", "--branch", branch, "--machine", machine, "--org", "acme"]
+    if flags is not None:
+        argv += ["--gpu-cc", ",".join(capabilities) or "none", "--cpu-flags", flags]
+    printed = json.loads(run_cli(*argv).stdout)
+    host = Host.described(
+        machine=machine, capabilities=capabilities, cpu_flags=flags.split(",") if flags else ()
+    )
+    assert answer.to_json(detect(catalog, host, branch=branch), "acme") == printed
