@@ -13,14 +13,14 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 from ci_tools.base.errors import InputError, log_lines, printable
 from ci_tools.catalog import grammar
 from ci_tools.catalog.model import Platform
 from ci_tools.commands import _common
-from ci_tools.host import hostinfo
-from ci_tools.host.detect import MACHINES, Detection, Host, HostGpu, Recommendation, detect
+from ci_tools.host import answer, hostinfo
+from ci_tools.host.detect import detect
+from ci_tools.host.facts import MACHINES, Host, HostGpu
 
 ORG_PLACEHOLDER = "<org>"
 # ASCII only: `\d` would take fullwidth digits, which nothing downstream can read as a version.
@@ -93,9 +93,9 @@ def run(args: argparse.Namespace) -> int:
     host = _host(args)
     detection = detect(catalog, host, branch=branch, package=args.package, workload=args.workload)
     if args.json:
-        print(json.dumps(to_json(detection, args.org), indent=2))
+        print(json.dumps(answer.to_json(detection, args.org), indent=2))
     else:
-        print(render_text(detection, args.org), end="")
+        print(answer.render_text(detection, args.org), end="")
         in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
         for warning in detection.warnings:
             # Host text (nvidia-smi names) is quoted in warnings: never a workflow command.
@@ -108,67 +108,6 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     return detection.exit_code
-
-
-def install_line(org: str, package: str) -> str:
-    return f"flox install {org}/{package}"
-
-
-def render_text(detection: Detection, org: str) -> str:
-    lines = []
-    for rec in detection.recommendations:
-        if rec.package is None:
-            lines.append(f"no variant fits: {_subject(rec)}")
-            lines.append(f"  why: {rec.reason}")
-            continue
-        lines.append(rec.package)
-        lines.append(f"  why: {rec.reason}")
-        lines.append(f"  {install_line(org, rec.package)}")
-    return "\n".join(lines) + "\n"
-
-
-def _subject(rec: Recommendation) -> str:
-    if rec.gpu is None:
-        return "this machine"
-    sm = f" ({rec.gpu.sm})" if rec.gpu.sm else ""
-    return f"{rec.gpu.label}{sm}"
-
-
-def to_json(detection: Detection, org: str) -> dict[str, Any]:
-    return {
-        "branch": detection.branch,
-        "package": detection.package,
-        "python": detection.python,
-        "workload": detection.workload,
-        "machine": detection.machine,
-        "platform": detection.platform.value if detection.platform else None,
-        "recommendations": [_rec_json(r, org) for r in detection.recommendations],
-        "warnings": list(detection.warnings),
-        "ok": detection.ok,
-        "exit_code": detection.exit_code,
-    }
-
-
-def _rec_json(rec: Recommendation, org: str) -> dict[str, Any]:
-    gpu = None
-    if rec.gpu is not None:
-        gpu = {
-            "name": rec.gpu.names[0] if rec.gpu.names else None,
-            "names": list(rec.gpu.names),
-            "count": rec.gpu.count,
-            "capability": rec.gpu.capability,
-            "sm": rec.gpu.sm,
-            "family": rec.gpu.family,
-        }
-    return {
-        "gpu": gpu,
-        "package": rec.package,
-        "isa": rec.isa,
-        "reason": rec.reason,
-        "install": install_line(org, rec.package) if rec.package else None,
-        "alternatives": [{"branch": a.branch, "package": a.package} for a in rec.alternatives],
-        "fallback": rec.fallback,
-    }
 
 
 def _host(args: argparse.Namespace) -> Host:

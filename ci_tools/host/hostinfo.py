@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ci_tools.base import proc
 from ci_tools.host import hostcpu
-from ci_tools.host.detect import HostGpu
+from ci_tools.host.facts import HostGpu
 
 CPUINFO = Path("/proc/cpuinfo")
 NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader")
@@ -92,7 +92,7 @@ def read_cpu_flags(path: Path = CPUINFO) -> CpuReading:
 
 
 def normalize_machine(system: str, machine: str) -> str:
-    """uname's system and machine -> a detect.MACHINES key, or a description of the host."""
+    """uname's system and machine -> a facts.MACHINES key, or a description of the host."""
     arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine.lower(), machine.lower())
     if system == "Linux":
         return arch

@@ -1,6 +1,6 @@
 """Mutated runner inventories through `matrix`, and mutated result records through `report`.
 
-Records are read by the one schema-checked loader (ci_tools/build/results.py). KNOWN_RECORD_CRASHES
+Records are read by the one schema-checked loader (ci_tools/build/results/). KNOWN_RECORD_CRASHES
 names exception types a record may still raise (none today): any crash outside it fails the
 test, and every crash seen is printed.
 """
@@ -58,7 +58,7 @@ def test_mutated_runner_inventories(
     assert 0 < tally.exit_codes["matrix=0"] < tally.cases
 
 
-# Found by this suite; the smoke helper owns the fix (ci_tools/build/results.py, issue 12 item 4).
+# Found by this suite; the smoke helper owns the fix (ci_tools/build/results/, issue 12 item 4).
 KNOWN_RECORD_CRASHES: frozenset[str] = frozenset()
 
 
@@ -102,6 +102,6 @@ def test_mutated_result_records_through_report(
         for kind, example in sorted(crashes.items()):
             print(f"  report crashes with {kind}: {example}")
     assert set(crashes) <= KNOWN_RECORD_CRASHES, (
-        "report crashed on records (results.py, the smoke helper's):\n"
+        "report crashed on records (build/results/, the smoke helper's):\n"
         + "\n".join(crashes.values())
     )

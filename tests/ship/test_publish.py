@@ -368,25 +368,7 @@ def test_not_a_git_checkout_is_refused(
         _publish([PASSED], results_dir, plain)
 
 
-# --- pure parts -----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "output",
-    ["error: 502 Bad Gateway", "curl: (28) Connection timed out", "API rate limit exceeded"],
-)
-def test_transient_messages(output: str) -> None:
-    assert publish.is_transient(output)
-
-
-def test_compile_error_is_permanent() -> None:
-    assert not publish.is_transient("error: builder for '/nix/store/x.drv' failed with exit code 2")
-
-
-def test_already_published_is_read_from_flox_own_words() -> None:
-    said = "Package already published.\n\nOriginally published: x\nSource revision: abc123\n"
-    assert publish.already_published_rev(said) == "abc123"
-    assert publish.already_published_rev("Package published successfully.") is None
+# --- the organisation -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("org", ["acme", "a", "flox-community", "A1-b2", "x" * 39])

@@ -1,12 +1,7 @@
-"""The result record: one versioned JSON file per variant, written by build, test and publish.
+"""The schema check of a result record's JSON: every field, its type and its grammar.
 
-    {"schema": 1, "variant": ..., "package": ..., "branch": ..., "commit": ..., "runner": ...,
-     "platform": ..., "build": {...} | null, "test": {...} | null, "publish": {...} | null}
-
-The release trusts nothing else: a variant is published only when its record says its build
-and its test passed. Every reader (report, test, publish, release) goes through `load`, which
-checks the whole record against the schema below and names the file and the field of the first
-thing wrong (exit 2); a schema it does not know is refused rather than guessed at.
+`from_json` refuses a schema it does not know, and names the first field that is wrong as a
+dotted path (`test.checks[0].status`), so the caller's InputError says file and field.
 """
 
 from __future__ import annotations
@@ -15,189 +10,23 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 from ci_tools.base.errors import InputError
-from ci_tools.base.fsutil import atomic_write_text
-
-SCHEMA = 1
-RESULT_SUFFIX = ".result.json"
-# A record is a few kilobytes (log tails are capped); anything far larger is not one.
-MAX_RECORD_BYTES = 8 << 20
-
-
-class Status(StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    # A build that began and has not ended: written before `flox build` runs, so a record
-    # left in this state names what an interrupted job was building. Never a check's status.
-    STARTED = "started"
-
-
-CHECK_STATUSES = (Status.PASSED, Status.FAILED, Status.SKIPPED)
-
-
-class PublishStatus(StrEnum):
-    PUBLISHED = "published"
-    FAILED = "failed"
-    DRY_RUN = "dry-run"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Check:
-    name: str
-    status: Status
-    detail: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class BuildOutcome:
-    status: Status
-    seconds: float
-    store_path: str | None = None
-    closure_bytes: int | None = None
-    log_tail: str = ""
-    attempts: int = 1
-    started_at: str | None = None  # UTC, ISO 8601: when the first attempt began
-
-
-@dataclass(frozen=True, kw_only=True)
-class Library:
-    name: str  # "libtorch_cuda.so"
-    bytes: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class Figures:
-    """What the build costs its users: library sizes and `import torch` wall time."""
-
-    libraries: tuple[Library, ...] = ()
-    import_seconds: float | None = None  # the median of `import_runs` fresh interpreters
-    import_runs: int = 0
-
-    @property
-    def library_bytes(self) -> int | None:
-        return sum(lib.bytes for lib in self.libraries) if self.libraries else None
-
-
-@dataclass(frozen=True, kw_only=True)
-class TestOutcome:
-    status: Status
-    checks: tuple[Check, ...] = ()
-    figures: Figures | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class PublishOutcome:
-    status: PublishStatus
-    org: str
-    attempts: int = 1
-    detail: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ResultRecord:
-    variant: str
-    package: str
-    branch: str
-    platform: str
-    commit: str | None = None
-    runner: str | None = None
-    build: BuildOutcome | None = None
-    test: TestOutcome | None = None
-    publish: PublishOutcome | None = None
-    schema: int = field(default=SCHEMA)
-
-    @property
-    def passed(self) -> bool:
-        """Built and tested without a failed check: the only records a release publishes."""
-        return (
-            self.build is not None
-            and self.build.status is Status.PASSED
-            and self.test is not None
-            and self.test.status is Status.PASSED
-        )
-
-    @property
-    def published(self) -> bool:
-        return self.publish is not None and self.publish.status is PublishStatus.PUBLISHED
-
-    def with_build(self, build: BuildOutcome) -> ResultRecord:
-        return replace(self, build=build)
-
-    def with_test(self, test: TestOutcome) -> ResultRecord:
-        return replace(self, test=test)
-
-    def with_publish(self, publish: PublishOutcome) -> ResultRecord:
-        return replace(self, publish=publish)
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {"schema": data.pop("schema"), **data}
-
-
-def test_status(checks: Iterable[Check]) -> Status:
-    """Failed if any check failed; skipped if none ran; else passed."""
-    statuses = [c.status for c in checks]
-    if Status.FAILED in statuses:
-        return Status.FAILED
-    if statuses and all(s is Status.SKIPPED for s in statuses):
-        return Status.SKIPPED
-    return Status.PASSED
-
-
-def result_path(directory: Path, variant: str) -> Path:
-    return directory / f"{variant}{RESULT_SUFFIX}"
-
-
-def save(record: ResultRecord, path: Path) -> None:
-    atomic_write_text(path, json.dumps(record.to_json(), indent=2, sort_keys=False) + "\n")
-
-
-# --- reading: the one schema-checked loader ------------------------------------------------
-
-
-def load(path: Path) -> ResultRecord:
-    """Read and check one record; InputError (exit 2) naming the file and the field."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_RECORD_BYTES:
-            raise InputError(
-                f"{path}: {size} bytes is not a result record (at most {MAX_RECORD_BYTES})"
-            )
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such result file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not a readable result record: {exc}") from None
-    return parse(text, str(path))
-
-
-def parse(text: str, source: str) -> ResultRecord:
-    try:
-        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: not a readable result record: {exc}") from None
-    except RecursionError:
-        raise InputError(f"{source}: not a result record: JSON nested too deeply") from None
-    except ValueError as exc:  # NaN/Infinity, 1e400, integers over Python's digit limit
-        raise InputError(f"{source}: not a result record: {exc}") from None
-    return from_json(data, source)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is out of range for a number")
-    return value
+from ci_tools.build.results.records import (
+    CHECK_STATUSES,
+    SCHEMA,
+    BuildOutcome,
+    Check,
+    Figures,
+    Library,
+    PublishOutcome,
+    PublishStatus,
+    ResultRecord,
+    Status,
+    TestOutcome,
+)
 
 
 class _Bad(Exception):
@@ -411,16 +240,3 @@ def _publish(value: object) -> PublishOutcome | None:
         attempts=_count(data, "attempts", "publish", default=1) or 0,
         detail=_text(data, "detail", "publish", default=""),
     )
-
-
-def load_dir(directory: Path) -> list[ResultRecord]:
-    """Every result record under `directory` (artifact downloads nest one folder deep)."""
-    if not directory.is_dir():
-        raise InputError(f"{directory}: no such results folder")
-    paths = sorted(directory.rglob(f"*{RESULT_SUFFIX}"))
-    if not paths:
-        raise InputError(
-            f"{directory}: holds no result records (*{RESULT_SUFFIX}); "
-            "run `ci-tools build` / `ci-tools test` with --result-json first"
-        )
-    return [load(p) for p in paths]

@@ -1,0 +1,185 @@
+"""Every variant of the catalog that could serve a host, each judged: it fits, or why not.
+
+Pure: host facts + catalog -> candidates. A recommendation is for a target: the GPUs of one
+compute capability (target: their SM), or the machine itself (`CPU_ONLY`, or `MPS` on Apple
+Silicon). For every branch and target the host has, the candidates are the variants of the
+package at the branch's newest Python built for that target, each with the verdict on its ISA:
+an ISA fits when the host has every `cpuinfo` flag the catalog lists for it and it is general
+or meant for the workload asked about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ci_tools.catalog import variants
+from ci_tools.catalog.model import Catalog, Isa, Kind, Platform, version_key
+from ci_tools.catalog.variants import Variant
+from ci_tools.host.facts import Host, HostGpu
+
+CPU_ONLY = "cpu"
+MPS = "darwin-mps"
+
+
+class Fit(StrEnum):
+    FITS = "fits"  # the host runs it, and it is general or meant for the workload
+    OTHER_WORKLOAD = "other workload"  # the host runs it; it is meant for another workload
+    MISSING_FLAGS = "missing flags"  # the CPU lacks cpuinfo flags the ISA needs
+    OTHER_PLATFORM = "other platform"  # built for another kind of machine
+
+
+@dataclass(frozen=True, kw_only=True)
+class IsaFit:
+    """One ISA of the catalog, judged against a host and a workload."""
+
+    isa: Isa
+    fit: Fit
+    missing: tuple[str, ...] = ()  # the ISA's cpuinfo flags the host lacks, in catalog order
+
+    @property
+    def runs(self) -> bool:
+        return self.fit in (Fit.FITS, Fit.OTHER_WORKLOAD)
+
+    @property
+    def why_not(self) -> str | None:
+        if self.fit is Fit.MISSING_FLAGS:
+            return f"{self.isa.name} needs {' '.join(self.missing)}"
+        if self.fit is Fit.OTHER_WORKLOAD:
+            return f"{self.isa.name} is for workload {self.isa.workload}"
+        if self.fit is Fit.OTHER_PLATFORM:
+            return f"{self.isa.name} is for {self.isa.platform} machines"
+        return None
+
+
+def judge_isa(isa: Isa, host: Host, workload: str) -> IsaFit:
+    if isa.platform != host.platform:
+        return IsaFit(isa=isa, fit=Fit.OTHER_PLATFORM)
+    missing = tuple(f for f in isa.cpuinfo if f not in host.cpu_flags)
+    if missing:
+        return IsaFit(isa=isa, fit=Fit.MISSING_FLAGS, missing=missing)
+    if isa.workload not in (None, workload):
+        return IsaFit(isa=isa, fit=Fit.OTHER_WORKLOAD)
+    return IsaFit(isa=isa, fit=Fit.FITS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidate:
+    """One variant a host could be told to install."""
+
+    variant: str
+    branch: str
+    target: str  # an SM ("sm90"), CPU_ONLY or MPS
+    isa: IsaFit | None  # None: the MPS build, which has no CPU ISA to judge
+
+    @property
+    def fits(self) -> bool:
+        return self.isa is None or self.isa.fit is Fit.FITS
+
+    @property
+    def why_not(self) -> str | None:
+        return None if self.isa is None else self.isa.why_not
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuGroup:
+    """The GPUs of one compute capability: they share one recommendation."""
+
+    names: tuple[str, ...]  # distinct names, in the order nvidia-smi lists them
+    count: int
+    capability: str | None
+    sm: str | None  # None: a capability the catalog does not know
+    family: str | None
+
+    @property
+    def label(self) -> str:
+        if not self.names:
+            return f"compute capability {self.capability}"
+        name = " + ".join(self.names)
+        return f"{self.count} x {name}" if self.count > 1 else name
+
+
+def group_gpus(catalog: Catalog, gpus: Iterable[HostGpu]) -> tuple[GpuGroup, ...]:
+    by_cap: dict[str | None, list[HostGpu]] = {}
+    for gpu in gpus:
+        by_cap.setdefault(gpu.capability, []).append(gpu)
+    out = []
+    for capability, members in by_cap.items():
+        known = catalog.gpu_by_capability(capability) if capability is not None else None
+        names = tuple(dict.fromkeys(g.name for g in members if g.name))
+        out.append(
+            GpuGroup(
+                names=names,
+                count=len(members),
+                capability=capability,
+                sm=known.name if known else None,
+                family=known.family if known else None,
+            )
+        )
+    return tuple(out)
+
+
+def newest_python(pythons: Iterable[str]) -> str:
+    """The newest Python a branch builds: the one detect recommends."""
+    return max(pythons, key=version_key)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidates:
+    """What a host could install of one package, for one workload, on every branch."""
+
+    host: Host
+    package: str
+    workload: str
+    isas: tuple[IsaFit, ...]  # every ISA of the catalog, by (level, name)
+    gpus: tuple[GpuGroup, ...]
+    by_target: Mapping[tuple[str, str], tuple[Candidate, ...]]  # (branch, target) -> in order
+
+    def on(self, branch: str, target: str) -> tuple[Candidate, ...]:
+        """The variants `branch` builds for `target`, in catalog order; empty: none."""
+        return self.by_target.get((branch, target), ())
+
+
+def gather(catalog: Catalog, host: Host, *, package: str, workload: str) -> Candidates:
+    """The candidates for every target `host` has; none for a machine the catalog does not
+    build for. The package and workload must be the catalog's (detect checks them)."""
+    isas = sorted(catalog.isas.values(), key=lambda i: (i.level, i.name))
+    judged = {i.name: judge_isa(i, host, workload) for i in isas}
+    groups = group_gpus(catalog, host.gpus)
+    targets = _targets(host.platform, groups)
+    by_target: dict[tuple[str, str], list[Candidate]] = {}
+    for branch in catalog.branches.values():
+        python = newest_python(branch.python)
+        for v in variants.expand(catalog, branch.name):
+            if v.package.name != package or v.python != python:
+                continue
+            target = _target_of(v)
+            if target not in targets:
+                continue
+            fit = judged[v.isa.name] if v.isa is not None else None
+            candidate = Candidate(variant=v.name, branch=branch.name, target=target, isa=fit)
+            by_target.setdefault((branch.name, target), []).append(candidate)
+    return Candidates(
+        host=host,
+        package=package,
+        workload=workload,
+        isas=tuple(judged.values()),
+        gpus=groups,
+        by_target={key: tuple(found) for key, found in by_target.items()},
+    )
+
+
+def _targets(platform: Platform | None, groups: Iterable[GpuGroup]) -> frozenset[str]:
+    if platform is None:
+        return frozenset()
+    if platform is Platform.AARCH64_DARWIN:
+        return frozenset({MPS})
+    # CPU-only serves a machine without a GPU, and one whose GPU no build targets.
+    return frozenset({CPU_ONLY, *(g.sm for g in groups if g.sm is not None)})
+
+
+def _target_of(variant: Variant) -> str:
+    if variant.kind is Kind.DARWIN:
+        return MPS
+    return variant.gpu.name if variant.gpu is not None else CPU_ONLY
