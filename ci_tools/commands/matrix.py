@@ -26,8 +26,8 @@ from ci_tools.catalog.yamlsrc import did_you_mean
 from ci_tools.commands import _common
 from ci_tools.plan import matrix, source
 from ci_tools.plan import statuses as statuses_defaults
-from ci_tools.plan.changes import Checkout, open_checkout
-from ci_tools.plan.fingerprint import Fingerprinter, Tree
+from ci_tools.plan.checkout import Checkout, Tree, open_checkout
+from ci_tools.plan.fingerprint import Fingerprinter
 from ci_tools.plan.matrix import Entry, Group, Selection
 from ci_tools.plan.nixinputs import NixReader
 from ci_tools.plan.runners import Inventory, default_inventory, load_inventory

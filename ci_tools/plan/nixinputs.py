@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -296,13 +296,3 @@ def resolve(
     folder = reference.rstrip("/")
     under = folders.get(folder)
     return list(under) if under else None
-
-
-def folder_index(paths: Iterable[str]) -> dict[str, list[str]]:
-    """folder -> every file path below it (at any depth)."""
-    index: dict[str, list[str]] = {}
-    for path in paths:
-        parts = path.split("/")
-        for depth in range(1, len(parts)):
-            index.setdefault("/".join(parts[:depth]), []).append(path)
-    return index

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from ci_tools.base import ghoutput
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.plan.changes import Checkout, FactsAt, since
+from ci_tools.plan.changes import FactsAt, since
+from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
 
 # The status reads' retries: the plan job waits for GitHub at most this long in all.

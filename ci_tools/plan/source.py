@@ -17,8 +17,9 @@ from ci_tools.base.gitrepo import branch_from_env
 from ci_tools.catalog import layout, names
 from ci_tools.catalog.model import Catalog
 from ci_tools.plan import matrix
-from ci_tools.plan.changes import Checkout, FactsAt
-from ci_tools.plan.fingerprint import Tree, build_facts
+from ci_tools.plan.changes import FactsAt
+from ci_tools.plan.checkout import Checkout, Tree
+from ci_tools.plan.fingerprint import build_facts
 from ci_tools.plan.matrix import Target
 
 

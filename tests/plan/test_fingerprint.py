@@ -10,8 +10,8 @@ import pytest
 
 from ci_tools.catalog.model import Catalog
 from ci_tools.catalog.variants import expand
-from ci_tools.plan.changes import open_checkout
-from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, build_facts, dir_tree
+from ci_tools.plan.checkout import dir_tree, open_checkout
+from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, build_facts
 from ci_tools.plan.nixinputs import NixReader
 from tests.gitutil import commit_all, init, write
 
