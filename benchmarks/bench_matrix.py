@@ -12,7 +12,7 @@
 
 3. Fingerprints (issue 10), with `--fingerprint-repo PATH` (a git checkout of a build
    repository, e.g. a clone of barstoolbluz/build-pytorch): the median wall-clock of
-   `ci-tools matrix --group none` there with `nix-instantiate` on PATH (Nix's parse) and
+   `ci-tools matrix --group none --fingerprints` there with `nix-instantiate` on PATH (Nix's parse) and
    without it (raw bytes; PATH holds only git), per run and per variant. The difference is
    what parsing costs; both include reading the tree through git.
 
@@ -203,7 +203,7 @@ def fingerprint_cost(repo: Path, runs: int) -> list[str]:
     git = shutil.which("git")
     if git is None or shutil.which("nix-instantiate") is None:
         return ["figure 3 needs git and nix-instantiate on PATH"]
-    argv = [sys.executable, "-m", "ci_tools", "matrix", "--group", "none"]
+    argv = [sys.executable, "-m", "ci_tools", "matrix", "--group", "none", "--fingerprints"]
     with tempfile.TemporaryDirectory(prefix="bench-path-") as tmp:
         (Path(tmp) / "git").symlink_to(git)
         medians = {}

@@ -1,9 +1,11 @@
 """`ci-tools matrix`: print the GitHub Actions build matrix, `{"include": [...]}`, as JSON.
 
 Variants come from the catalog, or, in a checkout with `.flox/pkgs/*.nix` and no catalog,
-from the recipe files (`plan.source`). Each entry carries its stack's input fingerprint
-(`fingerprint`); `--until-green` or `--since REF` keep the stacks that need a build
-(`plan.schedule`). The runner inventory (`runners.yaml`, optional) says where each entry
+from the recipe files (`plan.source`). With `--fingerprints`, `--since`, `--until-green` or
+`--github-output` (the workflow's call: its build legs record the fingerprint when they pass)
+each entry carries its stack's input fingerprint (`fingerprint`), and `--until-green` or
+`--since REF` keep the stacks that need a build (`plan.schedule`); without them the entries
+have no `fingerprint` and neither git nor Nix is asked more than the branch needs. The runner inventory (`runners.yaml`, optional) says where each entry
 builds and what its test can check. stdout is the matrix, one entry per line;
 `--github-output` also writes it compact to `$GITHUB_OUTPUT`, sharded by 256 entries.
 This path must stay light: no jinja2, no PyGithub (a test holds it to that).
@@ -26,12 +28,9 @@ from ci_tools.catalog.yamlsrc import did_you_mean
 from ci_tools.commands import _common
 from ci_tools.plan import matrix, source
 from ci_tools.plan import statuses as statuses_defaults
-from ci_tools.plan.checkout import Checkout, Tree, open_checkout
-from ci_tools.plan.fingerprint import Fingerprinter
+from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Entry, Group, Selection
-from ci_tools.plan.nixinputs import NixReader
 from ci_tools.plan.runners import Inventory, default_inventory, load_inventory
-from ci_tools.plan.schedule import Schedule, stacks_to_build
 
 MAX_SHARDS = 64
 
@@ -135,6 +134,12 @@ def _schedule_options(parser: argparse.ArgumentParser) -> None:
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
+        "--fingerprints",
+        action="store_true",
+        help="give each entry its stack's input fingerprint, and warn about references to "
+        "missing files (implied by --since, --until-green and --github-output)",
+    )
+    parser.add_argument(
         "--github-output",
         action="store_true",
         help="also write count, shards and matrix-0 ... matrix-3 to $GITHUB_OUTPUT",
@@ -154,9 +159,8 @@ def run(args: argparse.Namespace) -> int:
     env = os.environ
     cwd = Path.cwd()
     output = ghoutput.output_path(env) if args.github_output else None
-    checkout = open_checkout(cwd)
-    head_tree = checkout.tree("HEAD", "HEAD")
-    variants = _variants(args, cwd, env, checkout, head_tree)
+    checkout = Checkout(root=cwd)
+    variants = _variants(args, env, checkout)
     inventory = _inventory(args.runners, cwd, variants.sms)
     planned = matrix.plan(
         variants.targets,
@@ -165,25 +169,11 @@ def run(args: argparse.Namespace) -> int:
         branch=variants.branch,
         group=Group(args.group),
     )
-    stacks = {e.name: e.packages for e in planned}
-    fingerprinter = Fingerprinter(NixReader())
-    head = fingerprinter.stacks(head_tree, stacks, variants.facts)
-    for problem in head.problems:
-        ghoutput.warning(problem, env)
-    schedule = Schedule(
-        until_green=args.until_green,
-        since=args.since,
-        lookback=args.lookback,
-        max_api_calls=args.max_api_calls,
+    entries, why_empty = (
+        _scheduled(args, planned, variants, checkout, env)
+        if args.fingerprints or args.github_output or args.until_green or args.since is not None
+        else (list(planned), "")
     )
-    keep, why_empty = stacks_to_build(
-        schedule, checkout, stacks, head, fingerprinter, variants.facts_at, env
-    )
-    entries = [
-        replace(e, fingerprint=head.by_stack[e.name])
-        for e in planned
-        if keep is None or e.name in keep
-    ]
     if not entries:
         ghoutput.notice(why_empty if planned else source.empty_reason(variants), env)
     _write(entries, output, args.max_shards, env)
@@ -191,14 +181,42 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _variants(
-    args: argparse.Namespace, cwd: Path, env: Mapping[str, str], checkout: Checkout, tree: Tree
+    args: argparse.Namespace, env: Mapping[str, str], checkout: Checkout
 ) -> source.Source:
     catalog_path = _common.catalog_path(args)
     if args.catalog is not None or catalog_path.is_file():
         return source.from_catalog(_common.load(args), catalog_path, args.branch, checkout, env)
-    return source.discovered(
-        tree, cwd, ignore=args.ignore, branch=args.branch, checkout=checkout, env=env
+    return source.discovered(checkout, ignore=args.ignore, branch=args.branch, env=env)
+
+
+def _scheduled(
+    args: argparse.Namespace,
+    planned: Sequence[Entry],
+    variants: source.Source,
+    checkout: Checkout,
+    env: Mapping[str, str],
+) -> tuple[list[Entry], str]:
+    """The entries to build, each with its fingerprint, and, when none is left, why."""
+    # Imported only here: fingerprints cost git reads and a Nix parse that a plain matrix
+    # (a person's look at what a branch builds) never needs.
+    from ci_tools.plan.schedule import Schedule, schedule_stacks
+
+    schedule = Schedule(
+        until_green=args.until_green,
+        since=args.since,
+        lookback=args.lookback,
+        max_api_calls=args.max_api_calls,
     )
+    stacks = {e.name: e.packages for e in planned}
+    done = schedule_stacks(
+        schedule, checkout, stacks, variants.head_facts(), variants.facts_at, env
+    )
+    entries = [
+        replace(e, fingerprint=done.fingerprints[e.name])
+        for e in planned
+        if done.keep is None or e.name in done.keep
+    ]
+    return entries, done.why_empty
 
 
 def _selection(args: argparse.Namespace, known: frozenset[str]) -> Selection:

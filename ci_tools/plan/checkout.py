@@ -5,13 +5,15 @@ outside git, the files of the folder.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ci_tools.base.gitrepo import GitRepo
+if TYPE_CHECKING:
+    from ci_tools.base.gitrepo import GitRepo
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +45,8 @@ def git_tree(git: GitRepo, commit: str, prefix: str, label: str) -> Tree:
 
 def dir_tree(root: Path) -> Tree:
     """The files of a folder that is not in git (a local run): content ids are sha256."""
+    import hashlib  # only here: a checkout in git has git's ids
+
     files: dict[str, str] = {}
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != ".git")
@@ -58,13 +62,46 @@ def dir_tree(root: Path) -> Tree:
     return Tree(label=str(root), files=files, load=load)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class Checkout:
-    """A build repository: a folder, in git or not. `prefix`: its folder inside git's."""
+    """A build repository: a folder, in git or not.
+
+    Git is asked where the folder stands only when something needs it (`git`, `prefix`,
+    `head`), so a matrix that needs neither the current branch nor a tree starts no process.
+    """
 
     root: Path
-    git: GitRepo | None
-    prefix: str
+
+    @cached_property
+    def _where(self) -> tuple[GitRepo | None, str]:
+        """Git's repository and the folder's path inside it ("" or "x/"); outside git (or
+        before the first commit: nothing to read through git) no repository."""
+        from ci_tools.base import proc
+        from ci_tools.base.gitrepo import GitRepo
+
+        if proc.which("git") is None:
+            return None, ""
+        where = GitRepo(root=self.root).locate()
+        if where is None or where[1] is None:
+            return None, ""
+        rel = _relative(where[0], self.root)
+        if rel is None:
+            return None, ""
+        return GitRepo(root=where[0]), "" if rel == "." else rel + "/"
+
+    @property
+    def git(self) -> GitRepo | None:
+        return self._where[0]
+
+    @property
+    def prefix(self) -> str:
+        """The build repository's folder inside git's: "" or "x/"."""
+        return self._where[1]
+
+    @cached_property
+    def head(self) -> Tree:
+        """The tree at HEAD, read once."""
+        return self.tree("HEAD", "HEAD")
 
     def tree(self, commit: str = "HEAD", label: str | None = None) -> Tree:
         if self.git is None:
@@ -75,23 +112,6 @@ class Checkout:
         if self.git is None:
             return None
         return _relative(self.git.root, path)
-
-
-def open_checkout(root: Path) -> Checkout:
-    """The build repository at `root`; outside git, a plain folder."""
-    from ci_tools.base import proc
-
-    if proc.which("git") is None:
-        return Checkout(root=root, git=None, prefix="")
-    where = GitRepo(root=root).locate()
-    # Without a commit there is nothing to read through git.
-    if where is None or where[1] is None:
-        return Checkout(root=root, git=None, prefix="")
-    top = where[0]
-    rel = _relative(top, root)
-    if rel is None:
-        return Checkout(root=root, git=None, prefix="")
-    return Checkout(root=root, git=GitRepo(root=top), prefix="" if rel == "." else rel + "/")
 
 
 def _relative(root: Path, path: Path) -> str | None:

@@ -1,11 +1,17 @@
 """Which planned stacks to build: all of them, those not green at their current inputs
 (`--until-green`, commit statuses: `statuses`), or those whose inputs changed since a commit
-(`--since REF`: `changes`), the fallback when the green records cannot be read.
+(`--since REF`: `changes`), the fallback when the green records cannot be read; and each
+stack's input fingerprint at HEAD (`fingerprint`), which the workflow's build legs record
+when they pass.
+
+Only `ci-tools matrix` with fingerprints (`--fingerprints`, `--since`, `--until-green`,
+`--github-output`) imports this module: fingerprints cost a read of the tree through git and
+a Nix parse of every recipe and what it imports.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 from ci_tools.base import ghoutput
@@ -13,6 +19,7 @@ from ci_tools.base.retry import RetryPolicy
 from ci_tools.plan.changes import FactsAt, since
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
+from ci_tools.plan.nixinputs import NixReader
 
 # The status reads' retries: the plan job waits for GitHub at most this long in all.
 POLICY = RetryPolicy(attempts=4, total_seconds=120.0)
@@ -26,7 +33,32 @@ class Schedule:
     max_api_calls: int
 
 
-def stacks_to_build(
+@dataclass(frozen=True, kw_only=True)
+class Scheduled:
+    fingerprints: Mapping[str, str]  # stack -> its input fingerprint at HEAD
+    keep: frozenset[str] | None  # the stacks to build; None: all of them
+    why_empty: str  # when `keep` is empty: why, for a notice
+
+
+def schedule_stacks(
+    schedule: Schedule,
+    checkout: Checkout,
+    stacks: Mapping[str, tuple[str, ...]],
+    head_facts: Mapping[str, Hashable],
+    facts_at: FactsAt,
+    env: Mapping[str, str],
+) -> Scheduled:
+    """Fingerprint `stacks` (entry name -> member variants) at HEAD, warn about what the
+    fingerprints found wrong (references to nothing, files Nix cannot parse), and schedule."""
+    fingerprinter = Fingerprinter(NixReader())
+    head = fingerprinter.stacks(checkout.head, stacks, head_facts)
+    for problem in head.problems:
+        ghoutput.warning(problem, env)
+    keep, why_empty = _keep(schedule, checkout, stacks, head, fingerprinter, facts_at, env)
+    return Scheduled(fingerprints=head.by_stack, keep=keep, why_empty=why_empty)
+
+
+def _keep(
     schedule: Schedule,
     checkout: Checkout,
     stacks: Mapping[str, tuple[str, ...]],

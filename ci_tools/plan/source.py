@@ -8,19 +8,20 @@ commit (for `--since`).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_tools.base.errors import InputError
-from ci_tools.base.gitrepo import branch_from_env
 from ci_tools.catalog import layout, names
 from ci_tools.catalog.model import Catalog
 from ci_tools.plan import matrix
-from ci_tools.plan.changes import FactsAt
-from ci_tools.plan.checkout import Checkout, Tree
-from ci_tools.plan.fingerprint import build_facts
+from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Target
+
+if TYPE_CHECKING:
+    from ci_tools.plan.changes import FactsAt
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,8 +31,10 @@ class Source:
     catalog_path: Path | None  # None: discovered from recipe file names
     packages: frozenset[str]  # every package the source knows, for --package
     sms: frozenset[str] | None  # the catalog's GPUs, for the inventory's test runners
-    facts: Mapping[str, Hashable]  # variant name -> the catalog facts that reach its build
-    facts_at: FactsAt  # the same at another commit
+    # Variant name -> the catalog facts that reach its build, at HEAD and at another commit;
+    # asked only for fingerprints.
+    head_facts: Callable[[], Mapping[str, Hashable]]
+    facts_at: FactsAt
 
 
 def from_catalog(
@@ -47,13 +50,19 @@ def from_catalog(
 
     chosen = branch or _catalog_branch(catalog.branches, checkout, env)
     variants = expand(catalog, chosen)
+
+    def head_facts() -> Mapping[str, Hashable]:
+        from ci_tools.plan.fingerprint import build_facts
+
+        return {v.name: build_facts(v, catalog) for v in variants}
+
     return Source(
         targets=tuple(matrix.from_variant(v) for v in variants),
         branch=chosen,
         catalog_path=catalog_path,
         packages=frozenset(catalog.packages),
         sms=frozenset(catalog.gpus),
-        facts={v.name: build_facts(v, catalog) for v in variants},
+        head_facts=head_facts,
         facts_at=lambda commit: _catalog_facts_at(checkout, catalog_path, chosen, commit),
     )
 
@@ -67,6 +76,8 @@ def _catalog_branch(known: Mapping[str, object], checkout: Checkout, env: Mappin
 
 
 def _env_branches(env: Mapping[str, str]) -> list[str]:
+    from ci_tools.base.gitrepo import branch_from_env
+
     names = [env.get(v, "").strip() for v in ("GITHUB_BASE_REF", "GITHUB_HEAD_REF")]
     pushed = branch_from_env({"GITHUB_REF": env.get("GITHUB_REF", "")})
     return [n for n in [*names, pushed] if n]
@@ -78,6 +89,7 @@ def _catalog_facts_at(
     from ci_tools.base.errors import SourceError
     from ci_tools.catalog.load import parse_catalog_text
     from ci_tools.catalog.variants import expand
+    from ci_tools.plan.fingerprint import build_facts
 
     rel = checkout.path_in_git(catalog_path)
     if rel is None or checkout.git is None:
@@ -97,23 +109,17 @@ def _catalog_facts_at(
 
 
 def discovered(
-    tree: Tree,
-    cwd: Path,
-    *,
-    ignore: list[str],
-    branch: str | None,
-    checkout: Checkout,
-    env: Mapping[str, str],
+    checkout: Checkout, *, ignore: list[str], branch: str | None, env: Mapping[str, str]
 ) -> Source:
-    """The variants named by the recipe files of `tree`; every file must be one (exit 2)."""
+    """The variants named by the recipe files at HEAD; every file must be one (exit 2)."""
     from ci_tools.plan.discovery import discover
 
     prefix = layout.PKGS_DIR + "/"
-    files = [p.removeprefix(prefix) for p in tree.files if p.startswith(prefix)]
-    if not files and not (cwd / layout.PKGS_DIR).is_dir():
+    files = [p.removeprefix(prefix) for p in checkout.head.files if p.startswith(prefix)]
+    if not files and not (checkout.root / layout.PKGS_DIR).is_dir():
         raise InputError(
-            f"no {layout.CATALOG} and no {layout.PKGS_DIR}/ in {cwd}: run ci-tools in the build "
-            "repository's root, or pass --catalog PATH"
+            f"no {layout.CATALOG} and no {layout.PKGS_DIR}/ in {checkout.root}: run ci-tools in "
+            "the build repository's root, or pass --catalog PATH"
         )
     problems: list[str] = []
     if checkout.git is not None:
@@ -140,7 +146,7 @@ def discovered(
         packages=frozenset(t.package for t in found.targets),
         sms=None,
         # The name says everything about a discovered variant.
-        facts={t.name: t.name for t in found.targets},
+        head_facts=lambda: {t.name: t.name for t in found.targets},
         facts_at=lambda _commit: {t.name: t.name for t in found.targets},
     )
 

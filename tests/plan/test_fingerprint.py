@@ -10,7 +10,7 @@ import pytest
 
 from ci_tools.catalog.model import Catalog
 from ci_tools.catalog.variants import expand
-from ci_tools.plan.checkout import dir_tree, open_checkout
+from ci_tools.plan.checkout import Checkout, dir_tree
 from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, build_facts
 from ci_tools.plan.nixinputs import NixReader
 from tests.gitutil import commit_all, init, write
@@ -111,7 +111,7 @@ def test_default_nix_package_covers_its_folder(tmp_path: Path) -> None:
 def test_git_tree_reads_the_commit_not_the_working_tree(tmp_path: Path) -> None:
     root = tree_of(init(tmp_path / "repo"))
     commit_all(root, "inputs")
-    checkout = open_checkout(root)
+    checkout = Checkout(root=root)
     fingerprinter = Fingerprinter(NixReader())
     stacks = {"s": [NAME]}
     committed = fingerprinter.stacks(checkout.tree("HEAD"), stacks, {}).by_stack["s"]
