@@ -158,14 +158,17 @@ def _problems(
 ) -> tuple[str, ...]:
     out: list[str] = []
     for path, refs in sorted(missing.items()):
-        # A reference read from raw text may sit in a comment: only Nix's parse is sure, so
-        # without it the report says so rather than staying silent.
+        in_code = nix[path].in_code
+        # Raw text that does not lex leaves it open whether a reference sits in a comment:
+        # the report says so rather than staying silent.
         hedge = (
             ""
-            if nix[path].parsed
+            if in_code is not None
             else " (read from the raw text without Nix: it may sit in a comment)"
         )
         for ref in refs:
+            if in_code is not None and ref not in in_code:
+                continue  # a comment's or a string's, no import: it still counts as an input
             out.append(
                 f"{path} references {ref.rstrip('/')}, which is not in {tree.label}{hedge}: "
                 "its importers are scheduled and will fail to evaluate until it is restored "

@@ -97,6 +97,23 @@ def test_a_plain_matrix_asks_git_and_nix_for_nothing(tmp_path: Path, run_cli: Cl
     assert (".flox/pkgs/" in logged) == ("nix-instantiate" in recorded)
 
 
+def test_without_nix_the_shipped_recipes_warn_of_nothing(
+    tmp_path: Path, run_cli: CliRunner
+) -> None:
+    """nix/nixpkgs.nix names `./overlays/NAME.nix` in a comment: no import, no warning."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    (only_git / "git").symlink_to(git)
+    result = run_cli("matrix", "--branch", "main", "--fingerprints", env={"PATH": str(only_git)})
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    entries = json.loads(result.stdout)["include"]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", e["fingerprint"]) for e in entries)
+
+
 def test_matrix_imports_neither_jinja2_nor_pygithub() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env["PYTHONPATH"] = str(REPO_ROOT)
