@@ -61,7 +61,7 @@ def wall(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-MATRIX = ("-m", "ci_tools", "matrix", "--branch", "main")
+MATRIX = ("-P", "-m", "ci_tools", "matrix", "--branch", "main")
 
 
 @dataclass(frozen=True)
@@ -73,32 +73,39 @@ class Command:
 
 def cold_start_commands(tmp: Path) -> list[Command]:
     """The matrix as a person runs it, without Nix, as the workflow runs it, and as pip
-    installs it; `tmp` holds what they need (a PATH without Nix, $GITHUB_OUTPUT, a copy of
-    ci_tools compiled to bytecode)."""
+    installs it; `tmp` holds what they need (copies of ci_tools, a PATH without Nix,
+    $GITHUB_OUTPUT).
+
+    Each runs a copy of ci_tools, as a fresh checkout has it (no `__pycache__`: a cache an
+    earlier run left in this checkout would hide the compiling a PYTHONDONTWRITEBYTECODE
+    machine does at every start), or compiled to bytecode as pip installs it; -P keeps the
+    checkout's own ci_tools off sys.path. They run in the checkout, on its catalog."""
+    fresh, compiled = tmp / "fresh", tmp / "compiled"
+    for site in (fresh, compiled):
+        shutil.copytree(
+            REPO / "ci_tools", site / "ci_tools", ignore=shutil.ignore_patterns("__pycache__")
+        )
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(compiled)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     git = shutil.which("git")
     has_nix = shutil.which("nix-instantiate") is not None
     label = "ci-tools matrix --branch main" + ("" if has_nix else " (this machine has no Nix)")
-    commands = [Command(label, MATRIX, child_env())]
+    commands = [Command(label, MATRIX, child_env({"PYTHONPATH": str(fresh)}))]
     if git is not None and has_nix:
         only_git = tmp / "bin"
         only_git.mkdir()
         (only_git / "git").symlink_to(git)
-        env = child_env({"PATH": str(only_git)})
+        env = child_env({"PYTHONPATH": str(fresh), "PATH": str(only_git)})
         commands.append(Command("  the same without nix-instantiate on PATH", MATRIX, env))
-    env = child_env({"GITHUB_OUTPUT": str(tmp / "github-output")})
+    env = child_env({"PYTHONPATH": str(fresh), "GITHUB_OUTPUT": str(tmp / "github-output")})
     argv = (*MATRIX, "--github-output")
     commands.append(Command("  the same with --github-output (fingerprints)", argv, env))
-    # pip compiles what it installs; -P keeps the checkout's own ci_tools off sys.path.
-    shutil.copytree(REPO / "ci_tools", tmp / "site" / "ci_tools")
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(tmp / "site")],
-        check=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
-    )
-    env = child_env({"PYTHONPATH": str(tmp / "site")})
-    commands.append(
-        Command("  the same as pip installs it (bytecode compiled)", ("-P", *MATRIX), env)
-    )
+    env = child_env({"PYTHONPATH": str(compiled)})
+    label = "  the same as pip installs it (bytecode compiled)"
+    commands.append(Command(label, MATRIX, env))
     return commands
 
 
