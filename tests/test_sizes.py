@@ -25,7 +25,6 @@ ALLOWED = frozenset(
         "ci_tools/catalog/schema/__init__.py",  # catalog_schema
         "ci_tools/catalog/variants.py",  # _expand_branch
         "ci_tools/plan/runners.py",  # module
-        "ci_tools/commands/matrix.py",  # module; configure
     }
 )
 

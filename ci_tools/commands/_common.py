@@ -7,7 +7,6 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ci_tools.base import proc
 from ci_tools.base.errors import InputError, printable
 from ci_tools.catalog import grammar, layout
 from ci_tools.catalog.load import load_catalog
@@ -47,6 +46,9 @@ def _display(path: Path) -> str:
 
 
 def current_git_branch(cwd: Path) -> str | None:
+    # Imported here: `ci-tools matrix --branch B` starts no process, nor pays for the module.
+    from ci_tools.base import proc
+
     if proc.which("git") is None:
         return None
     result = proc.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=cwd, timeout=30)

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from ci_tools.base.gitrepo import GitRepo
-from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, Tree, dir_tree, git_tree
+from ci_tools.plan.checkout import Checkout
+from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
 
 # GitHub sends the all-zero id as `github.event.before` for a new branch.
 _ZERO_SHA = re.compile(r"0{40}(0{24})?")
@@ -39,42 +38,6 @@ class ChangeSet:
     @classmethod
     def full(cls, notice: str) -> ChangeSet:
         return cls(stacks=None, notice=notice)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Checkout:
-    """A build repository: a folder, in git or not. `prefix`: its folder inside git's."""
-
-    root: Path
-    git: GitRepo | None
-    prefix: str
-
-    def tree(self, commit: str = "HEAD", label: str | None = None) -> Tree:
-        if self.git is None:
-            return dir_tree(self.root)
-        return git_tree(self.git, commit, self.prefix, label or commit)
-
-    def path_in_git(self, path: Path) -> str | None:
-        if self.git is None:
-            return None
-        return _relative(self.git.root, path)
-
-
-def open_checkout(root: Path) -> Checkout:
-    """The build repository at `root`; outside git, a plain folder."""
-    from ci_tools.base import proc
-
-    if proc.which("git") is None:
-        return Checkout(root=root, git=None, prefix="")
-    where = GitRepo(root=root).locate()
-    # Without a commit there is nothing to read through git.
-    if where is None or where[1] is None:
-        return Checkout(root=root, git=None, prefix="")
-    top = where[0]
-    rel = _relative(top, root)
-    if rel is None:
-        return Checkout(root=root, git=None, prefix="")
-    return Checkout(root=root, git=GitRepo(root=top), prefix="" if rel == "." else rel + "/")
 
 
 def since(
@@ -109,10 +72,3 @@ def since(
     before = fingerprinter.stacks(checkout.tree(base, ref), stacks, facts)
     changed = {s for s in stacks if before.by_stack.get(s) != head.by_stack.get(s)}
     return ChangeSet(stacks=frozenset(changed), notice=None)
-
-
-def _relative(root: Path, path: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return None

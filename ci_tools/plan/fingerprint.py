@@ -13,8 +13,8 @@ Inputs, and nothing else:
 The nixpkgs pin reaches it twice: as a catalog fact, and as the text of the recipe or pin
 file that names it. Docs, tests, `.flox/.gitignore`, templates and line numbers are not inputs.
 
-A tree is the build repository at one commit (read through git: what is committed is what
-a runner builds) or, outside git, the files of a folder.
+A tree (`checkout.Tree`) is the build repository at one commit (read through git: what is
+committed is what a runner builds) or, outside git, the files of a folder.
 """
 
 from __future__ import annotations
@@ -22,66 +22,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from ci_tools.base.gitrepo import GitRepo
 from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
 from ci_tools.catalog.variants import Variant
-from ci_tools.plan.nixinputs import NixFile, NixReader, folder_index, resolve
+from ci_tools.plan.checkout import Tree
+from ci_tools.plan.nixinputs import NixFile, NixReader, resolve
 
 _SHARED = (f"{layout.NIX_DIR}/", f"{layout.PKGS_DIR}/lib/")
 ENV_FILES = (layout.MANIFEST, layout.MANIFEST_LOCK)
 FINGERPRINT_VERSION = 1
 # Hex digits of the fingerprint: 128 bits, and short enough for a status description.
 _LENGTH = 32
-
-
-@dataclass(frozen=True, kw_only=True)
-class Tree:
-    """The files of a build repository at one point: path (from its root) -> content id."""
-
-    label: str  # for messages: "HEAD", "abc1234"
-    files: Mapping[str, str]
-    load: Callable[[Sequence[str]], Mapping[str, bytes]]  # contents by path
-
-    def folders(self) -> dict[str, list[str]]:
-        return folder_index(self.files)
-
-
-def git_tree(git: GitRepo, commit: str, prefix: str, label: str) -> Tree:
-    """The tree of `commit`; `prefix`: the build repository's folder inside git's, "" or "x/"."""
-    blobs = {
-        path.removeprefix(prefix): blob
-        for path, blob in git.tree(commit, prefix).items()
-        if path.startswith(prefix)
-    }
-
-    def load(paths: Sequence[str]) -> Mapping[str, bytes]:
-        data = git.blobs([blobs[p] for p in paths])
-        return {p: data[blobs[p]] for p in paths}
-
-    return Tree(label=label, files=blobs, load=load)
-
-
-def dir_tree(root: Path) -> Tree:
-    """The files of a folder that is not in git (a local run): content ids are sha256."""
-    files: dict[str, str] = {}
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != ".git")
-        for name in names:
-            path = Path(folder) / name
-            if path.is_file():
-                rel = path.relative_to(root).as_posix()
-                files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-
-    def load(paths: Sequence[str]) -> Mapping[str, bytes]:
-        return {p: (root / p).read_bytes() for p in paths}
-
-    return Tree(label=str(root), files=files, load=load)
 
 
 def recipe_files(
@@ -204,14 +158,17 @@ def _problems(
 ) -> tuple[str, ...]:
     out: list[str] = []
     for path, refs in sorted(missing.items()):
-        # A reference read from raw text may sit in a comment: only Nix's parse is sure, so
-        # without it the report says so rather than staying silent.
+        in_code = nix[path].in_code
+        # Raw text that does not lex leaves it open whether a reference sits in a comment:
+        # the report says so rather than staying silent.
         hedge = (
             ""
-            if nix[path].parsed
+            if in_code is not None
             else " (read from the raw text without Nix: it may sit in a comment)"
         )
         for ref in refs:
+            if in_code is not None and ref not in in_code:
+                continue  # a comment's or a string's, no import: it still counts as an input
             out.append(
                 f"{path} references {ref.rstrip('/')}, which is not in {tree.label}{hedge}: "
                 "its importers are scheduled and will fail to evaluate until it is restored "

@@ -9,8 +9,8 @@ References are every path literal (`import ./x.nix`, `callPackage ../y {}`, `src
 `./dir` meaning `dir/default.nix` or the whole folder): the parser prints each one as an
 absolute path, resolved against the file's own folder, so it is read from the parse, not
 guessed from text. A path with an interpolation (`./pkgs/${name}.nix`) stands for its whole
-folder. Without Nix a regular expression over the raw text finds the `./` and `../`
-literals, comments and strings included: more references, never fewer.
+folder. Without Nix the raw text's `./` and `../` literals are references, comments and
+strings included: more references, never fewer (`nixraw`, which also says which sit in code).
 
 Cost: the files are written once to a temporary folder and parsed by one `nix-instantiate`
 per `_CHUNK` files (it prints one line per file); results are cached by (path, content), so a
@@ -21,23 +21,17 @@ and its error is kept for the caller to report.
 from __future__ import annotations
 
 import hashlib
-import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_tools.base import proc
+from ci_tools.plan.nixraw import raw_references
 
 NIX_PARSER = "nix-instantiate"
 _CHUNK = 400
 _TIMEOUT = 300
-_PATH_CHAR = r"[A-Za-z0-9._+\-]"
-# A relative path literal in raw Nix text (Nix's lexer: PATH and PATH_SEG, relative forms).
-_RAW_PATH = re.compile(
-    rf"(?<![A-Za-z0-9._+\-/])(\.\.?(?:/{_PATH_CHAR}+)+/?|\.\.?/(?={_PATH_CHAR}*\$\{{))"
-)
-_RAW_INTERPOLATED = re.compile(rf"(\.\.?/(?:{_PATH_CHAR}+/)*){_PATH_CHAR}*\$\{{")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +42,9 @@ class NixFile:
     references: tuple[str, ...]  # repository paths; a trailing "/" means the whole folder
     error: str | None = None  # why Nix could not parse it (then `digest` is of the raw bytes)
     parsed: bool = False  # the references come from Nix's parse, not from the raw text
+    # The references that are path literals in code (all of a parse's; of the raw text's,
+    # those outside comments and strings); None: unknown (the raw text does not lex).
+    in_code: tuple[str, ...] | None = None
 
 
 class NixReader:
@@ -134,10 +131,12 @@ def _parsed(root: Path, path: str, line: str) -> NixFile:
     # wherever it was parsed.
     normalised = text.replace(prefix + "/", "/").replace(prefix, "/")
     refs = {p[len(prefix) + 1 :] for p in canon.paths if p.startswith(prefix + "/")}
+    references = tuple(sorted(r for r in refs if r and r != path))
     return NixFile(
         digest="nix:" + hashlib.sha256(normalised.encode()).hexdigest(),
-        references=tuple(sorted(r for r in refs if r and r != path)),
+        references=references,
         parsed=True,
+        in_code=references,
     )
 
 
@@ -267,21 +266,13 @@ def _sorted(parts: list[str], seps: dict[str, list[int]]) -> str:
 
 
 def _raw(path: str, data: bytes, error: str | None) -> NixFile:
-    text = data.decode("utf-8", "replace")
-    here = posixpath.dirname(path)
-    found: set[str] = set()
-    for match in _RAW_PATH.finditer(text):
-        found.add(_join(here, match.group(1)))
-    for match in _RAW_INTERPOLATED.finditer(text):
-        found.add(_join(here, match.group(1)))
-    refs = tuple(sorted(r for r in found if not r.startswith("../") and r not in (".", path)))
-    return NixFile(digest="raw:" + hashlib.sha256(data).hexdigest(), references=refs, error=error)
-
-
-def _join(here: str, literal: str) -> str:
-    folder = literal.endswith("/")
-    joined = posixpath.normpath(posixpath.join(here, literal))
-    return joined + "/" if folder and joined != "." else joined
+    found = raw_references(path, data.decode("utf-8", "replace"))
+    return NixFile(
+        digest="raw:" + hashlib.sha256(data).hexdigest(),
+        references=found.every,
+        error=error,
+        in_code=found.in_code,
+    )
 
 
 def resolve(
@@ -296,13 +287,3 @@ def resolve(
     folder = reference.rstrip("/")
     under = folders.get(folder)
     return list(under) if under else None
-
-
-def folder_index(paths: Iterable[str]) -> dict[str, list[str]]:
-    """folder -> every file path below it (at any depth)."""
-    index: dict[str, list[str]] = {}
-    for path in paths:
-        parts = path.split("/")
-        for depth in range(1, len(parts)):
-            index.setdefault("/".join(parts[:depth]), []).append(path)
-    return index

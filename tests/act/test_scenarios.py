@@ -93,7 +93,7 @@ def new_scenario(
     head = s.commit({}, "inventory for a machine that is no builder")
     if host is not None:
         head = host_torch.make_main_host_torch(s, host, cpu)
-    planned = s.ci_tools("matrix", "--branch", "main")
+    planned = s.ci_tools("matrix", "--branch", "main", "--fingerprints")
     for entry in json.loads(planned.stdout)["include"]:
         s.github.seed_status(
             head,

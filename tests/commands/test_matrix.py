@@ -43,9 +43,75 @@ def test_shipped_catalog_matrix(
     assert result.stderr == ""
     entries = json.loads(result.stdout)["include"]
     assert len(entries) == count
+    # Nothing asked for fingerprints: the entries carry none.
+    assert not any("fingerprint" in e for e in entries)
+    check_golden(golden, result.stdout)
+    # With them, the same entries each carry one. They follow every recipe edit, so the
+    # golden file leaves them out; tests/plan/test_fingerprint.py holds them to account.
+    fingerprinted = run_cli("matrix", *args, "--fingerprints")
+    assert fingerprinted.returncode == 0, fingerprinted.stderr
+    assert fingerprinted.stderr == ""
+    entries = json.loads(fingerprinted.stdout)["include"]
     assert all(re.fullmatch(r"[0-9a-f]{32}", e["fingerprint"]) for e in entries)
-    # Fingerprints follow every recipe edit; tests/plan/test_fingerprint.py holds them to account.
-    check_golden(golden, re.sub(r', "fingerprint": "[0-9a-f]{32}"', "", result.stdout))
+    check_golden(golden, re.sub(r', "fingerprint": "[0-9a-f]{32}"', "", fingerprinted.stdout))
+
+
+def _recording(tmp_path: Path, tools: tuple[str, ...]) -> tuple[Path, set[str]]:
+    """A PATH folder whose installed `tools` log their arguments to tmp_path/calls, then run
+    the real ones; and which tools it records."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    recorded = set()
+    for tool in tools:
+        real = shutil.which(tool)
+        if real is not None:
+            script = folder / tool
+            script.write_text(
+                f'#!/bin/sh\necho "{tool} $*" >> "{tmp_path}/calls"\nexec "{real}" "$@"\n'
+            )
+            script.chmod(0o755)
+            recorded.add(tool)
+    return folder, recorded
+
+
+def test_a_plain_matrix_asks_git_and_nix_for_nothing(tmp_path: Path, run_cli: CliRunner) -> None:
+    """The matrix for a named branch needs no fingerprint: no git read, no recipe parsed."""
+    folder, recorded = _recording(tmp_path, ("git", "nix-instantiate"))
+    if "git" not in recorded:
+        pytest.skip("git is not installed")
+    calls = tmp_path / "calls"
+    plain = run_cli("matrix", "--branch", "main", extra_path=[folder])
+    assert plain.returncode == 0, plain.stderr
+    logged = calls.read_text() if calls.exists() else ""
+    assert not [line for line in logged.splitlines() if line.startswith("git ")]
+    assert ".flox/pkgs/" not in logged
+    # The recorder sees what fingerprints cost: git's tree and a parse of the recipes.
+    output = tmp_path / "output"
+    workflow = run_cli(
+        "matrix", "--branch", "main", "--github-output",
+        env={"GITHUB_OUTPUT": str(output)}, extra_path=[folder],
+    )  # fmt: skip
+    assert workflow.returncode == 0, workflow.stderr
+    logged = calls.read_text()
+    assert "git ls-tree" in logged
+    assert (".flox/pkgs/" in logged) == ("nix-instantiate" in recorded)
+
+
+def test_without_nix_the_shipped_recipes_warn_of_nothing(
+    tmp_path: Path, run_cli: CliRunner
+) -> None:
+    """nix/nixpkgs.nix names `./overlays/NAME.nix` in a comment: no import, no warning."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    (only_git / "git").symlink_to(git)
+    result = run_cli("matrix", "--branch", "main", "--fingerprints", env={"PATH": str(only_git)})
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    entries = json.loads(result.stdout)["include"]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", e["fingerprint"]) for e in entries)
 
 
 def test_matrix_imports_neither_jinja2_nor_pygithub() -> None:
@@ -63,6 +129,10 @@ def test_matrix_imports_neither_jinja2_nor_pygithub() -> None:
     assert "ci_tools.plan.matrix" in imported  # the check sees the command's own imports
     heavy = {m for m in imported if m.split(".")[0] in {"jinja2", "github", "tenacity", "torch"}}
     assert heavy == set()
+    # Nor, asked for no fingerprint, the code that computes them (PYTHONDONTWRITEBYTECODE
+    # machines compile every module they import at every start).
+    fingerprinting = {"fingerprint", "nixinputs", "changes", "schedule"}
+    assert {m for m in imported if m.removeprefix("ci_tools.plan.") in fingerprinting} == set()
 
 
 def test_github_output_writes_the_contract(tmp_path: Path, run_cli: CliRunner) -> None:
@@ -78,6 +148,9 @@ def test_github_output_writes_the_contract(tmp_path: Path, run_cli: CliRunner) -
     assert list(outputs) == ["count", "shards", "matrix-0", "matrix-1", "matrix-2", "matrix-3"]
     assert (outputs["count"], outputs["shards"]) == ("45", "1")
     assert json.loads(outputs["matrix-0"]) == json.loads(result.stdout)
+    # The build legs record each entry's fingerprint when they pass (mark-green).
+    entries = json.loads(outputs["matrix-0"])["include"]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", e["fingerprint"]) for e in entries)
     assert outputs["matrix-1"] == '{"include":[]}'
 
 

@@ -135,7 +135,10 @@ def test_matrix_in_a_checkout_without_catalog(tmp_path: Path, run_cli: CliRunner
         "torchvision-python313-cuda12_9-sm90-avx512",
     ]
     assert by_name["py313-darwin-mps"]["runs_on"] == ["self-hosted", "macOS", "ARM64"]
-    assert all(len(e["fingerprint"]) == 32 for e in stacks)
+    assert not any("fingerprint" in e for e in stacks)
+    fingerprinted = json.loads(run_cli("matrix", "--fingerprints", cwd=root).stdout)["include"]
+    assert [{k: v for k, v in e.items() if k != "fingerprint"} for e in fingerprinted] == stacks
+    assert all(len(e["fingerprint"]) == 32 for e in fingerprinted)
 
 
 def test_names_outside_the_grammar_exit_2_naming_each_file(

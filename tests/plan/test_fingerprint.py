@@ -10,8 +10,8 @@ import pytest
 
 from ci_tools.catalog.model import Catalog
 from ci_tools.catalog.variants import expand
-from ci_tools.plan.changes import open_checkout
-from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, build_facts, dir_tree
+from ci_tools.plan.checkout import Checkout, dir_tree
+from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints, build_facts
 from ci_tools.plan.nixinputs import NixReader
 from tests.gitutil import commit_all, init, write
 
@@ -99,6 +99,21 @@ def test_a_deleted_import_changes_it_and_is_reported(root: Path) -> None:
     assert problem.startswith(f".flox/pkgs/{NAME}.nix references nix/builders/torch.nix")
 
 
+def test_without_nix_only_a_reference_in_code_to_nothing_is_reported(root: Path) -> None:
+    """A comment's or a string's path (nix/nixpkgs.nix's `./overlays/NAME.nix`) is no import."""
+    builder = "nix/builders/torch.nix"
+    write(root, builder, '# see ./overlays/NAME.nix\n{ src }: { inherit src; x = "./no.nix"; }\n')
+    assert fingerprint(root, use_nix=False).problems == ()
+    write(root, builder, "{ src }: import ./gone.nix { inherit src; }\n")
+    (problem,) = fingerprint(root, use_nix=False).problems
+    assert problem.startswith(f"{builder} references nix/builders/gone.nix, which is not in ")
+    assert "may sit in a comment" not in problem
+    # Text that does not lex (an unterminated comment): the report hedges.
+    write(root, builder, "{ src }: import ./gone.nix { inherit src; } /* open\n")
+    (problem,) = fingerprint(root, use_nix=False).problems
+    assert "nix/builders/gone.nix" in problem and "may sit in a comment" in problem
+
+
 def test_default_nix_package_covers_its_folder(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     write(root, f".flox/pkgs/{NAME}/default.nix", "{ }: 1\n")
@@ -111,7 +126,7 @@ def test_default_nix_package_covers_its_folder(tmp_path: Path) -> None:
 def test_git_tree_reads_the_commit_not_the_working_tree(tmp_path: Path) -> None:
     root = tree_of(init(tmp_path / "repo"))
     commit_all(root, "inputs")
-    checkout = open_checkout(root)
+    checkout = Checkout(root=root)
     fingerprinter = Fingerprinter(NixReader())
     stacks = {"s": [NAME]}
     committed = fingerprinter.stacks(checkout.tree("HEAD"), stacks, {}).by_stack["s"]

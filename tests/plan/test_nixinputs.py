@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from ci_tools.plan.nixinputs import NixReader, canonical, folder_index, resolve
+from ci_tools.plan.checkout import folder_index
+from ci_tools.plan.nixinputs import NixReader, canonical, resolve
 from tests.conftest import REPO_ROOT
 
 needs_nix = pytest.mark.skipif(

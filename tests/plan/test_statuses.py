@@ -31,7 +31,7 @@ import responses
 
 from ci_tools import cli
 from ci_tools.commands import mark_green as mark_green_command
-from ci_tools.commands import matrix as matrix_command
+from ci_tools.plan import schedule
 from tests.conftest import DATA
 from tests.gitutil import commit_all, git, init, write
 
@@ -127,7 +127,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def github(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StatusesApi]:
     fake = StatusesApi(repo)
     waits: list[float] = []
-    for module in (matrix_command, mark_green_command):
+    for module in (schedule, mark_green_command):
         monkeypatch.setattr(
             module, "POLICY", dataclasses.replace(module.POLICY, sleep=waits.append)
         )

@@ -1,0 +1,147 @@
+"""Which planned stacks to build: all of them, those not green at their current inputs
+(`--until-green`, commit statuses: `statuses`), or those whose inputs changed since a commit
+(`--since REF`: `changes`), the fallback when the green records cannot be read; and each
+stack's input fingerprint at HEAD (`fingerprint`), which the workflow's build legs record
+when they pass.
+
+Only `ci-tools matrix` with fingerprints (`--fingerprints`, `--since`, `--until-green`,
+`--github-output`) imports this module: fingerprints cost a read of the tree through git and
+a Nix parse of every recipe and what it imports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+from ci_tools.base import ghoutput
+from ci_tools.base.retry import RetryPolicy
+from ci_tools.plan.changes import FactsAt, since
+from ci_tools.plan.checkout import Checkout
+from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
+from ci_tools.plan.nixinputs import NixReader
+
+# The status reads' retries: the plan job waits for GitHub at most this long in all.
+POLICY = RetryPolicy(attempts=4, total_seconds=120.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Schedule:
+    until_green: bool
+    since: str | None  # REF
+    lookback: int  # commits whose statuses --until-green reads
+    max_api_calls: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scheduled:
+    fingerprints: Mapping[str, str]  # stack -> its input fingerprint at HEAD
+    keep: frozenset[str] | None  # the stacks to build; None: all of them
+    why_empty: str  # when `keep` is empty: why, for a notice
+
+
+def schedule_stacks(
+    schedule: Schedule,
+    checkout: Checkout,
+    stacks: Mapping[str, tuple[str, ...]],
+    head_facts: Mapping[str, Hashable],
+    facts_at: FactsAt,
+    env: Mapping[str, str],
+) -> Scheduled:
+    """Fingerprint `stacks` (entry name -> member variants) at HEAD, warn about what the
+    fingerprints found wrong (references to nothing, files Nix cannot parse), and schedule."""
+    fingerprinter = Fingerprinter(NixReader())
+    head = fingerprinter.stacks(checkout.head, stacks, head_facts)
+    for problem in head.problems:
+        ghoutput.warning(problem, env)
+    keep, why_empty = _keep(schedule, checkout, stacks, head, fingerprinter, facts_at, env)
+    return Scheduled(fingerprints=head.by_stack, keep=keep, why_empty=why_empty)
+
+
+def _keep(
+    schedule: Schedule,
+    checkout: Checkout,
+    stacks: Mapping[str, tuple[str, ...]],
+    head: Fingerprints,
+    fingerprinter: Fingerprinter,
+    facts_at: FactsAt,
+    env: Mapping[str, str],
+) -> tuple[frozenset[str] | None, str]:
+    """The stacks to build (None: all) and, for an empty result, why."""
+    if schedule.until_green:
+        green = _green(schedule, checkout, head, env)
+        if green is not None:
+            return frozenset(stacks) - green, (
+                "the matrix is empty: every selected stack's inputs are green on a recent commit"
+            )
+    if schedule.since is None:
+        return None, ""
+    change_set = since(
+        checkout,
+        schedule.since,
+        stacks=stacks,
+        head=head,
+        fingerprinter=fingerprinter,
+        facts_at=facts_at,
+    )
+    if change_set.notice:
+        ghoutput.notice(change_set.notice, env)
+    return change_set.stacks, (
+        f"the matrix is empty: no selected stack's inputs changed since {schedule.since}"
+    )
+
+
+def _green(
+    schedule: Schedule, checkout: Checkout, head: Fingerprints, env: Mapping[str, str]
+) -> frozenset[str] | None:
+    """The stacks whose current fingerprint is green; None: unknown (then --since decides)."""
+    fallback = f"--since {schedule.since}" if schedule.since is not None else "the full matrix"
+    if not any(env.get(v, "").strip() for v in ("GITHUB_TOKEN", "GH_TOKEN")):
+        ghoutput.notice(
+            "--until-green: no GitHub token (GITHUB_TOKEN / GH_TOKEN; a fork's pull request or a "
+            f"local run), so green records cannot be read: scheduling by {fallback}",
+            env,
+        )
+        return None
+    if checkout.git is None:
+        ghoutput.notice(
+            f"--until-green: {checkout.root} is not a git checkout with commits: scheduling by "
+            f"{fallback}",
+            env,
+        )
+        return None
+    # Imported only here: `ci-tools matrix` without --until-green never loads PyGithub.
+    from ci_tools.base import github_api
+    from ci_tools.base.errors import CiToolsError
+    from ci_tools.plan import statuses
+
+    try:
+        settings = github_api.settings_from_env(env)
+        api = github_api.connect_lazy(
+            settings,
+            POLICY,
+            lambda line: ghoutput.notice(line, env),
+            per_page=statuses.PER_PAGE,
+        )
+        commits = checkout.git.recent_commits("HEAD", schedule.lookback)
+        lookup = statuses.find_green(api, commits, head.by_stack, max_calls=schedule.max_api_calls)
+    except CiToolsError as exc:
+        ghoutput.warning(
+            f"--until-green: cannot read the green records ({exc}): scheduling by {fallback}",
+            env,
+        )
+        return None
+    bounds = (
+        ""
+        if lookup.complete
+        else (
+            f"; stopped at --max-api-calls {schedule.max_api_calls} before answering every "
+            "stack: the rest are scheduled"
+        )
+    )
+    ghoutput.notice(
+        f"--until-green: {len(lookup.green)} of {len(head.by_stack)} stacks are green at their "
+        f"current inputs ({lookup.commits_read} commits, {lookup.calls} status requests{bounds})",
+        env,
+    )
+    return lookup.green

@@ -1,0 +1,176 @@
+"""Where the matrix's variants come from: the catalog, or, in a checkout with `.flox/pkgs/*.nix`
+and no catalog, the recipe files git tracks (strictly: `discovery`).
+
+Either way the result is a `Source`: the variants as `Target`s, the branch they are for, and
+the facts of each variant that reach its build, at HEAD and, through `facts_at`, at another
+commit (for `--since`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ci_tools.base.errors import InputError
+from ci_tools.catalog import layout, names
+from ci_tools.catalog.model import Catalog
+from ci_tools.plan import matrix
+from ci_tools.plan.checkout import Checkout
+from ci_tools.plan.matrix import Target
+
+if TYPE_CHECKING:
+    from ci_tools.plan.changes import FactsAt
+
+
+@dataclass(frozen=True, kw_only=True)
+class Source:
+    targets: tuple[Target, ...]
+    branch: str
+    catalog_path: Path | None  # None: discovered from recipe file names
+    packages: frozenset[str]  # every package the source knows, for --package
+    sms: frozenset[str] | None  # the catalog's GPUs, for the inventory's test runners
+    # Variant name -> the catalog facts that reach its build, at HEAD and at another commit;
+    # asked only for fingerprints.
+    head_facts: Callable[[], Mapping[str, Hashable]]
+    facts_at: FactsAt
+
+
+def from_catalog(
+    catalog: Catalog,
+    catalog_path: Path,
+    branch: str | None,
+    checkout: Checkout,
+    env: Mapping[str, str],
+) -> Source:
+    """The catalog's variants of `branch` (None: the checked-out branch if the catalog has
+    it, else the branch the workflow names, else `main`)."""
+    from ci_tools.catalog.variants import expand
+
+    chosen = branch or _catalog_branch(catalog.branches, checkout, env)
+    variants = expand(catalog, chosen)
+
+    def head_facts() -> Mapping[str, Hashable]:
+        from ci_tools.plan.fingerprint import build_facts
+
+        return {v.name: build_facts(v, catalog) for v in variants}
+
+    return Source(
+        targets=tuple(matrix.from_variant(v) for v in variants),
+        branch=chosen,
+        catalog_path=catalog_path,
+        packages=frozenset(catalog.packages),
+        sms=frozenset(catalog.gpus),
+        head_facts=head_facts,
+        facts_at=lambda commit: _catalog_facts_at(checkout, catalog_path, chosen, commit),
+    )
+
+
+def _catalog_branch(known: Mapping[str, object], checkout: Checkout, env: Mapping[str, str]) -> str:
+    """The checked-out branch if the catalog has it; on a detached HEAD (a pull request's
+    merge commit) the branch the workflow names; else `main`."""
+    current = checkout.git.current_branch() if checkout.git is not None else None
+    candidates = [current] if current is not None else _env_branches(env)
+    return next((b for b in candidates if b in known), "main")
+
+
+def _env_branches(env: Mapping[str, str]) -> list[str]:
+    from ci_tools.base.gitrepo import branch_from_env
+
+    names = [env.get(v, "").strip() for v in ("GITHUB_BASE_REF", "GITHUB_HEAD_REF")]
+    pushed = branch_from_env({"GITHUB_REF": env.get("GITHUB_REF", "")})
+    return [n for n in [*names, pushed] if n]
+
+
+def _catalog_facts_at(
+    checkout: Checkout, catalog_path: Path, branch: str, commit: str
+) -> Mapping[str, Hashable] | str:
+    from ci_tools.base.errors import SourceError
+    from ci_tools.catalog.load import parse_catalog_text
+    from ci_tools.catalog.variants import expand
+    from ci_tools.plan.fingerprint import build_facts
+
+    rel = checkout.path_in_git(catalog_path)
+    if rel is None or checkout.git is None:
+        return (
+            f"the catalog {catalog_path} lies outside the repository, so its state there is unknown"
+        )
+    text = checkout.git.show(commit, rel)
+    if text is None:
+        return f"{rel} did not exist at that commit"
+    try:
+        catalog = parse_catalog_text(text, f"{rel} at {commit[:12]}")
+    except SourceError as exc:
+        return f"{exc.problems[0]} (the catalog at that commit is invalid)"
+    if branch not in catalog.branches:
+        return {}
+    return {v.name: build_facts(v, catalog) for v in expand(catalog, branch)}
+
+
+def discovered(
+    checkout: Checkout, *, ignore: list[str], branch: str | None, env: Mapping[str, str]
+) -> Source:
+    """The variants named by the recipe files at HEAD; every file must be one (exit 2)."""
+    from ci_tools.plan.discovery import discover
+
+    prefix = layout.PKGS_DIR + "/"
+    files = [p.removeprefix(prefix) for p in checkout.head.files if p.startswith(prefix)]
+    if not files and not (checkout.root / layout.PKGS_DIR).is_dir():
+        raise InputError(
+            f"no {layout.CATALOG} and no {layout.PKGS_DIR}/ in {checkout.root}: run ci-tools in "
+            "the build repository's root, or pass --catalog PATH"
+        )
+    problems: list[str] = []
+    if checkout.git is not None:
+        problems += [
+            f"{path.removeprefix(checkout.prefix)}: not tracked by git, so not in the commit a "
+            "runner checks out and builds (flox builds what git tracks): `git add` and commit "
+            "it, or delete it"
+            for path in checkout.git.untracked(checkout.prefix + layout.PKGS_DIR)
+        ]
+    found = discover(files, ignore=ignore, pkgs_dir=layout.PKGS_DIR)
+    problems += found.problems
+    if problems:
+        raise InputError(
+            f"no {layout.CATALOG}: every file under {layout.PKGS_DIR}/ must be a variant "
+            f"({names.GRAMMAR}); {len(problems)} "
+            + ("is not" if len(problems) == 1 else "are not")
+            + ":\n  "
+            + "\n  ".join(problems)
+        )
+    return Source(
+        targets=found.targets,
+        branch=branch or _discovered_branch(checkout, env),
+        catalog_path=None,
+        packages=frozenset(t.package for t in found.targets),
+        sms=None,
+        # The name says everything about a discovered variant.
+        head_facts=lambda: {t.name: t.name for t in found.targets},
+        facts_at=lambda _commit: {t.name: t.name for t in found.targets},
+    )
+
+
+def _discovered_branch(checkout: Checkout, env: Mapping[str, str]) -> str:
+    if checkout.git is None:
+        return "main"
+    current = checkout.git.current_branch()
+    if current is not None:
+        return current
+    named = _env_branches(env)
+    if named:
+        return named[0]
+    raise InputError(
+        "HEAD is detached and GITHUB_BASE_REF, GITHUB_HEAD_REF and GITHUB_REF name no branch: "
+        "pass --branch NAME"
+    )
+
+
+def empty_reason(source: Source) -> str:
+    """Why the matrix is empty when the selection left nothing."""
+    if not source.targets:
+        return f"the matrix is empty: branch {source.branch} has no variants"
+    return (
+        f"the matrix is empty: the selection matched none of the {len(source.targets)} "
+        f"variants of branch {source.branch}"
+    )
