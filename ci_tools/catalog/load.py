@@ -8,12 +8,11 @@ sibling, duplicate names), which `variants.expand` checks while building the var
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from ci_tools.catalog import grammar, layout
+from ci_tools.catalog import grammar
 from ci_tools.catalog.model import (
     Branch,
     Catalog,
@@ -26,6 +25,7 @@ from ci_tools.catalog.model import (
     VariantSet,
     major_minor,
 )
+from ci_tools.catalog.overlays import check_overlays, repository_root
 from ci_tools.catalog.yamlsrc import (
     Node,
     Problems,
@@ -39,7 +39,6 @@ from ci_tools.catalog.yamlsrc import (
 )
 
 CATALOG_FILE = "catalog.yaml"
-OVERLAYS_DIR = layout.OVERLAYS_DIR
 
 T = TypeVar("T")
 
@@ -70,7 +69,7 @@ def load_catalog(path: Path, display_name: str | None = None) -> Catalog:
     problems.raise_if_any()
     assert catalog is not None
     check_variants(catalog, problems)
-    repository = _repository_root(path.resolve().parent)
+    repository = repository_root(path.resolve().parent)
     if repository is not None:
         check_overlays(catalog, repository, problems)
     problems.raise_if_any()
@@ -714,64 +713,3 @@ def _gpu_entries(gnode: Node, what: str, problems: Problems) -> list[tuple[str, 
             (sm, isa, line if line >= isas_node.line else isas_node.line) for isa, line in entries
         )
     return out
-
-
-def _repository_root(folder: Path) -> Path | None:
-    """The folder whose nix/overlays/ a catalog's overlay names refer to: the catalog's own,
-    or the nearest above it that has one (a test catalog kept under tests/data/). None for a
-    catalog outside any build repository (a copy on its own): only the names are checked."""
-    for candidate in (folder, *folder.parents):
-        if (candidate / OVERLAYS_DIR).is_dir():
-            return candidate
-    return None
-
-
-def check_overlays(catalog: Catalog, root: Path, problems: Problems) -> None:
-    """Every overlay a branch or toolkit names is nix/overlays/NAME.nix under `root`, and
-    parses (`nix-instantiate --parse`, where Nix is installed). Reported at the catalog line."""
-    folder = root / OVERLAYS_DIR
-    known = {p.stem for p in folder.glob("*.nix")} if folder.is_dir() else set()
-    parsed: dict[str, str | None] = {}
-    for branch in catalog.branches.values():
-        named = list(zip(branch.overlays, branch.overlay_lines, strict=True))
-        for toolkit in branch.toolkits:
-            named.extend(zip(toolkit.overlays, toolkit.overlay_lines, strict=True))
-        for name, line in named:
-            if name not in known:
-                problems.add(
-                    catalog.display_name,
-                    line,
-                    f'unknown overlay "{name}": no {OVERLAYS_DIR}/{name}.nix'
-                    f"{did_you_mean(name, known)}; known: {', '.join(sorted(known)) or 'none'}",
-                )
-                continue
-            if name not in parsed:
-                parsed[name] = _parse_error(folder / f"{name}.nix")
-            error = parsed[name]
-            if error is not None:
-                problems.add(
-                    catalog.display_name,
-                    line,
-                    f"overlay {name} ({OVERLAYS_DIR}/{name}.nix) does not parse: {error}",
-                )
-
-
-def _parse_error(path: Path) -> str | None:
-    """nix-instantiate --parse's complaint, or None when it parses or Nix is not installed."""
-    stat = path.stat()
-    return _parse_error_cached(str(path), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=256)
-def _parse_error_cached(path: str, mtime_ns: int, size: int) -> str | None:
-    """One parse per file version and process: every catalog load checks the overlays."""
-    from ci_tools.base import proc
-
-    if proc.which("nix-instantiate") is None:
-        return None
-    result = proc.run(["nix-instantiate", "--parse", path], timeout=60)
-    if result.ok:
-        return None
-    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
-    # "error: syntax error, unexpected ';'" and the "at FILE:LINE:COLUMN:" that follows.
-    return " ".join(lines[:2]) if lines else f"exit {result.returncode}"
