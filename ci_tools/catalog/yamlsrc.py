@@ -19,15 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from ci_tools.base.errors import CiToolsError, Problem, SourceError
-from ci_tools.catalog import grammar
-from ci_tools.catalog.grammar import Rule
 
 
 @dataclass
 class Problems:
-    """Collects problems so that one run reports all of them, not just the first."""
+    """Collects problems so that one run reports all of them, not just the first.
+
+    `shared`: what `shape` made of each list or mapping, which aliases share (one check each).
+    """
 
     items: list[Problem] = field(default_factory=list)
+    shared: dict[tuple[int, int], Any] = field(default_factory=dict)
 
     def add(self, file: str, line: int, message: str) -> None:
         self.items.append(Problem(file, line, message))
@@ -379,115 +381,3 @@ def _check_depth(data: object, name: str) -> None:
             raise SourceError([Problem(name, value.line, f"nested deeper than {MAX_DEPTH} levels")])
         children = value.values() if isinstance(value, Mapping) else value
         stack.extend((child, depth + 1) for child in children)
-
-
-# --- checks of one value (load.py and runners.py call them by hand) ----------------------------
-
-
-def check_keys(
-    node: Node,
-    problems: Problems,
-    *,
-    what: str,
-    required: tuple[str, ...] = (),
-    optional: tuple[str, ...] = (),
-) -> bool:
-    """Report missing and unknown keys of a mapping. Returns False if `node` is no mapping."""
-    if not node.is_mapping():
-        problems.add(node.file, node.line, f"{what} must be a mapping, got {kind_of(node.value)}")
-        return False
-    allowed = set(required) | set(optional)
-    misspelt: set[str] = set()
-    for key, child in node.items():
-        if key not in allowed:
-            close = suggestion(key, allowed)
-            if close is not None:
-                misspelt.add(close)
-            problems.add(
-                node.file,
-                child.line,
-                f'unknown key "{key}" in {what}{did_you_mean(key, allowed)}; '
-                f"allowed: {', '.join(sorted(allowed))}",
-            )
-    for key in required:
-        # A misspelt required key is already reported, with the right spelling.
-        if key not in node.value and key not in misspelt:
-            problems.add(node.file, node.line, f'{what} is missing the required key "{key}"')
-    return True
-
-
-def scalar_str(
-    node: Node, problems: Problems, what: str, rule: Rule | None = None, *, strict: bool = False
-) -> str | None:
-    """A string value checked against its grammar `rule` (free text when None).
-
-    A number is refused, not turned into its spelling: YAML reads 3.10 as 3.1 and 1e3 as
-    1000.0, and the JSON Schema (ci_tools/catalog/schema) says `string` too. `strict` only words the
-    message for versions.
-    """
-    value = node.value
-    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
-        problems.add(node.file, node.line, f"{what} must be a string, got {kind_of(value)}")
-        return None
-    if not isinstance(value, str) and not strict:
-        problems.add(
-            node.file,
-            node.line,
-            f'{what} must be a string (quote it: "{value}"), got {kind_of(value)}',
-        )
-        return None
-    if not isinstance(value, str):
-        problems.add(
-            node.file,
-            node.line,
-            f'{what} must be a quoted string such as "{value}", got the number {value!r}: '
-            "YAML reads an unquoted 3.10 as the number 3.1",
-        )
-        return None
-    text = str(value)
-    why = grammar.text_problem(text) if rule is None else rule.problem(text)
-    if why is not None:
-        problems.add(node.file, node.line, f'{what} "{_shown(text)}" {why}')
-        return None
-    return text
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def string_list(
-    node: Node,
-    problems: Problems,
-    what: str,
-    rule: Rule | None = None,
-    *,
-    strict: bool = False,
-    non_empty: bool = False,
-) -> list[tuple[str, int]]:
-    """A list of strings, each checked against `rule` (free text when None), with its line."""
-    if not node.is_list():
-        problems.add(node.file, node.line, f"{what} must be a list, got {kind_of(node.value)}")
-        return []
-    if non_empty and not node.value:
-        problems.add(node.file, node.line, f"{what} must not be empty")
-        return []
-    out: list[tuple[str, int]] = []
-    for _, item in node.elements():
-        text = scalar_str(item, problems, f"{what}:", rule, strict=strict)
-        if text is not None:
-            out.append((text, item.line))
-    return out
-
-
-def version_str(node: Node, problems: Problems, what: str) -> str | None:
-    """A dotted version. YAML reads 12.10 as the float 12.1, so versions must be quoted."""
-    if isinstance(node.value, float):
-        problems.add(
-            node.file,
-            node.line,
-            f'{what} must be a quoted string such as "{node.value}": '
-            "YAML reads an unquoted 12.10 as the number 12.1",
-        )
-        return None
-    return scalar_str(node, problems, what, grammar.VERSION)
