@@ -1,4 +1,4 @@
-"""The shipped JSON Schemas: current with ci_tools.catalog.grammar, and of one verdict with the loaders.
+"""The shipped JSON Schemas: current with their declarations, and of one verdict with the loaders.
 
 On every case of the fuzz corpus (mutated catalogs and inventories, the shipped files): a file
 the loader accepts, the schema accepts (an editor never flags a valid file), and a file the
@@ -98,10 +98,12 @@ def test_the_shipped_schemas_are_current() -> None:
 
 
 def test_the_schema_patterns_are_the_grammar() -> None:
-    catalog = schema.catalog_schema()["$defs"]
-    assert catalog["sm"]["pattern"] == f"^(?:{grammar.SM.pattern})$"
+    catalog = schema.catalog_schema()
     assert (
-        catalog["isa"]["properties"]["disables"]["items"]["pattern"]
+        catalog["properties"]["gpus"]["propertyNames"]["pattern"] == f"^(?:{grammar.SM.pattern})$"
+    )
+    assert (
+        catalog["$defs"]["isa"]["properties"]["disables"]["items"]["pattern"]
         == f"^(?:{grammar.FEATURE.pattern})$"
     )
     for definition in (schema.catalog_schema(), schema.runners_schema()):
