@@ -6,7 +6,7 @@ A *stack* is one PyTorch variant with the dependent variants of the same name su
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ci_tools.catalog import names
@@ -19,6 +19,7 @@ from ci_tools.catalog.model import (
     Package,
     Platform,
     Toolkit,
+    VariantSet,
     version_key,
 )
 from ci_tools.catalog.yamlsrc import Problems, did_you_mean
@@ -161,23 +162,7 @@ def check_variants(catalog: Catalog, problems: Problems) -> None:
 
 def _expand_branch(catalog: Catalog, branch: Branch, problems: Problems) -> list[Variant]:
     file = catalog.display_name
-    out: list[Variant] = []
-    seen: dict[str, int] = {}
-    by_package: dict[str, set[str]] = {}
-
-    def add(variant: Variant) -> None:
-        if variant.name in seen:
-            problems.add(
-                file,
-                variant.line,
-                f"duplicate variant {variant.name} on branch {branch.name} "
-                f"(first declared on line {seen[variant.name]})",
-            )
-            return
-        seen[variant.name] = variant.line
-        by_package.setdefault(variant.package.name, set()).add(variant.suffix)
-        out.append(variant)
-
+    found: list[Variant] = []
     for package_name, variant_set in branch.variants.items():
         package = catalog.packages.get(package_name)
         if package is None:
@@ -195,60 +180,109 @@ def _expand_branch(catalog: Catalog, branch: Branch, problems: Problems) -> list
                 f"branch {branch.name} builds {package_name} but its versions do not name it",
             )
         for python in branch.python:
-            for isa_name, line in variant_set.cpu:
-                isa = _isa(catalog, isa_name, line, branch, problems)
-                if isa is not None:
-                    add(
-                        Variant(
-                            name=names.cpu_name(package_name, python, isa_name),
-                            package=package,
-                            branch=branch,
-                            python=python,
-                            kind=Kind.CPU,
-                            gpu=None,
-                            isa=isa,
-                            line=line,
-                        )
-                    )
-            toolkit_names = variant_set.gpu_toolkits or (None,) * len(variant_set.gpu)
-            for (sm, isa_name, line), toolkit_name in zip(
-                variant_set.gpu, toolkit_names, strict=True
-            ):
-                toolkit = _toolkit(branch, toolkit_name, line, file, problems)
-                if toolkit is None:
-                    continue
-                gpu = _gpu(catalog, sm, line, branch, toolkit, problems)
-                isa = _isa(catalog, isa_name, line, branch, problems)
-                if gpu is None or isa is None or not _pairs(gpu, isa, line, branch, file, problems):
-                    continue
-                add(
-                    Variant(
-                        name=names.gpu_name(package_name, python, toolkit.cuda_tag, sm, isa_name),
-                        package=package,
-                        branch=branch,
-                        python=python,
-                        kind=Kind.GPU,
-                        gpu=gpu,
-                        isa=isa,
-                        line=line,
-                        toolkit=toolkit,
-                    )
-                )
+            found += _cpu_variants(catalog, branch, package, python, variant_set, problems)
+            found += _gpu_variants(catalog, branch, package, python, variant_set, problems)
             if variant_set.darwin_mps:
-                add(
-                    Variant(
-                        name=names.darwin_name(package_name, python),
-                        package=package,
-                        branch=branch,
-                        python=python,
-                        kind=Kind.DARWIN,
-                        gpu=None,
-                        isa=None,
-                        line=variant_set.darwin_line,
-                    )
-                )
+                found.append(_darwin_variant(branch, package, python, variant_set))
+    out = _each_name_once(found, branch, file, problems)
+    _check_requires(out, branch, file, problems)
+    return out
 
-    for variant in out:
+
+def _cpu_variants(
+    catalog: Catalog,
+    branch: Branch,
+    package: Package,
+    python: str,
+    variant_set: VariantSet,
+    problems: Problems,
+) -> Iterator[Variant]:
+    for isa_name, line in variant_set.cpu:
+        isa = _isa(catalog, isa_name, line, branch, problems)
+        if isa is not None:
+            yield Variant(
+                name=names.cpu_name(package.name, python, isa_name),
+                package=package,
+                branch=branch,
+                python=python,
+                kind=Kind.CPU,
+                gpu=None,
+                isa=isa,
+                line=line,
+            )
+
+
+def _gpu_variants(
+    catalog: Catalog,
+    branch: Branch,
+    package: Package,
+    python: str,
+    variant_set: VariantSet,
+    problems: Problems,
+) -> Iterator[Variant]:
+    file = catalog.display_name
+    toolkit_names = variant_set.gpu_toolkits or (None,) * len(variant_set.gpu)
+    for (sm, isa_name, line), toolkit_name in zip(variant_set.gpu, toolkit_names, strict=True):
+        toolkit = _toolkit(branch, toolkit_name, line, file, problems)
+        if toolkit is None:
+            continue
+        gpu = _gpu(catalog, sm, line, branch, toolkit, problems)
+        isa = _isa(catalog, isa_name, line, branch, problems)
+        if gpu is None or isa is None or not _pairs(gpu, isa, line, branch, file, problems):
+            continue
+        yield Variant(
+            name=names.gpu_name(package.name, python, toolkit.cuda_tag, sm, isa_name),
+            package=package,
+            branch=branch,
+            python=python,
+            kind=Kind.GPU,
+            gpu=gpu,
+            isa=isa,
+            line=line,
+            toolkit=toolkit,
+        )
+
+
+def _darwin_variant(
+    branch: Branch, package: Package, python: str, variant_set: VariantSet
+) -> Variant:
+    return Variant(
+        name=names.darwin_name(package.name, python),
+        package=package,
+        branch=branch,
+        python=python,
+        kind=Kind.DARWIN,
+        gpu=None,
+        isa=None,
+        line=variant_set.darwin_line,
+    )
+
+
+def _each_name_once(
+    variants: list[Variant], branch: Branch, file: str, problems: Problems
+) -> list[Variant]:
+    seen: dict[str, int] = {}
+    out = []
+    for variant in variants:
+        if variant.name in seen:
+            problems.add(
+                file,
+                variant.line,
+                f"duplicate variant {variant.name} on branch {branch.name} "
+                f"(first declared on line {seen[variant.name]})",
+            )
+            continue
+        seen[variant.name] = variant.line
+        out.append(variant)
+    return out
+
+
+def _check_requires(variants: list[Variant], branch: Branch, file: str, problems: Problems) -> None:
+    """Every dependent variant has its required package's variant of the same suffix."""
+    by_package: dict[str, set[str]] = {}
+    for variant in variants:
+        by_package.setdefault(variant.package.name, set()).add(variant.suffix)
+    for variant in variants:
         required = variant.package.requires
         if required is not None and variant.suffix not in by_package.get(required, set()):
             problems.add(
@@ -257,7 +291,6 @@ def _expand_branch(catalog: Catalog, branch: Branch, problems: Problems) -> list
                 f"{variant.name} on branch {branch.name} needs {variant.requires}, "
                 f"which the branch does not build (add {variant.suffix} to {required})",
             )
-    return out
 
 
 def _isa(catalog: Catalog, name: str, line: int, branch: Branch, problems: Problems) -> Isa | None:

@@ -1,8 +1,11 @@
 """Reading YAML input files so that every problem can name its file and line.
 
-The catalog and the runner inventory are read with ruamel.yaml's round-trip loader, which
-keeps the line of every key and list item. `Node` wraps a loaded mapping or list with its
-file so that validators can say `catalog.yaml:42: ...` without passing positions around.
+libyaml (ruamel.yaml's C parser, `ruamel.yaml.clib`) composes the document into nodes with
+marks; the values are built here from those nodes, under YAML 1.2's core schema: `3.10` is a
+float, `no` a string, and only `true`/`false` are booleans. Each mapping and list keeps the
+line of every key, value and item, so that `Node` can say `catalog.yaml:42: ...`. Refused
+while reading: duplicate keys, an anchor defined twice, explicit tags, numbers over
+MAX_DIGITS digits, nesting deeper than MAX_DEPTH, and keys that are lists or mappings.
 """
 
 from __future__ import annotations
@@ -10,22 +13,23 @@ from __future__ import annotations
 import difflib
 import re
 import stat
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci_tools.base.errors import Problem, SourceError
-from ci_tools.catalog import grammar
-from ci_tools.catalog.grammar import Rule
+from ci_tools.base.errors import CiToolsError, Problem, SourceError
 
 
 @dataclass
 class Problems:
-    """Collects problems so that one run reports all of them, not just the first."""
+    """Collects problems so that one run reports all of them, not just the first.
+
+    `shared`: what `shape` made of each list or mapping, which aliases share (one check each).
+    """
 
     items: list[Problem] = field(default_factory=list)
+    shared: dict[tuple[int, int], Any] = field(default_factory=dict)
 
     def add(self, file: str, line: int, message: str) -> None:
         self.items.append(Problem(file, line, message))
@@ -38,18 +42,69 @@ class Problems:
         return bool(self.items)
 
 
-def _suggestion(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str | None:
+def suggestion(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str | None:
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return close[0] if close else None
 
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str:
-    suggestion = _suggestion(word, choices)
-    return f' (did you mean "{suggestion}"?)' if suggestion else ""
+    suggestion_ = suggestion(word, choices)
+    return f' (did you mean "{suggestion_}"?)' if suggestion_ else ""
 
 
 def closest(word: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3) -> list[str]:
     return difflib.get_close_matches(word, sorted(choices), n=n, cutoff=0.5)
+
+
+def kind_of(value: object) -> str:
+    """How a message names what it found instead: "a list", "the number 5", "nothing"."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, int | float):
+        return f"the number {getattr(value, 'text', value)}"
+    text = str(value)
+    return f'the string "{text if len(text) <= 60 else text[:60] + "..."}"'
+
+
+class Mapping(dict[Any, Any]):
+    """A YAML mapping with the 1-based lines of the mapping, its keys and its values."""
+
+    __slots__ = ("key_lines", "line", "value_lines")
+
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.line = line
+        self.key_lines: dict[Any, int] = {}
+        self.value_lines: dict[Any, int] = {}
+
+
+class Sequence(list[Any]):
+    """A YAML list with the 1-based lines of the list and of each item."""
+
+    __slots__ = ("item_lines", "line")
+
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.line = line
+        self.item_lines: list[int] = []
+
+
+class Float(float):
+    """A float as the file spells it (`3.10`), so a message can quote what was written."""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, value: float, text: str) -> Float:
+        made = super().__new__(cls, value)
+        made.text = text
+        return made
 
 
 @dataclass(frozen=True)
@@ -60,23 +115,17 @@ class Node:
     file: str
     line: int
 
-    # ruamel's CommentedMap/CommentedSeq carry `.lc`, 0-based; plain scalars do not, and a
-    # value built in code has no position: each falls back to the enclosing line.
-    def _position(self, kind: str, where: str | int) -> int | None:
-        lc = getattr(self.value, "lc", None)
-        try:
-            return int(getattr(lc, kind)(where)[0]) + 1
-        except (AttributeError, KeyError, TypeError, IndexError):
-            return None
-
     def key_line(self, key: str) -> int:
-        return self._position("key", key) or self.line
+        lines = getattr(self.value, "key_lines", None)
+        return lines.get(key, self.line) if lines is not None else self.line
 
     def value_line(self, key: str) -> int:
-        return self._position("value", key) or self.key_line(key)
+        lines = getattr(self.value, "value_lines", None)
+        return lines.get(key, self.line) if lines is not None else self.line
 
     def item_line(self, index: int) -> int:
-        return self._position("item", index) or self.line
+        lines = getattr(self.value, "item_lines", None)
+        return lines[index] if lines is not None and index < len(lines) else self.line
 
     def child(self, key: str) -> Node:
         return Node(self.value[key], self.file, self.value_line(key))
@@ -97,7 +146,7 @@ class Node:
 
 
 # Bounds on what an input file may be: far above any real catalog, far below what makes the
-# parser recurse out of stack (ruamel's composer recurses per level) or Python refuse an int.
+# parser recurse out of stack (libyaml's composer recurses per level) or Python refuse an int.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 32
 MAX_DIGITS = 100
@@ -122,56 +171,174 @@ def load_yaml(path: Path, display_name: str | None = None) -> Node:
 
 
 def parse_yaml(text: str, name: str) -> Node:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError, YAMLWarning
-
     _check_text(text, name)
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = False
-    try:
-        # ruamel only warns about some mistakes (an anchor defined twice): errors here.
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", YAMLWarning)
-            data = yaml.load(text)
-    except YAMLWarning as exc:
-        line = _warning_line(exc)
-        reason = " ".join(str(exc).split())[:200]
-        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        reason = (exc.problem or exc.context or "malformed YAML").strip()
-        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
-    except YAMLError as exc:
-        raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
-    except RecursionError:
-        raise SourceError(
-            [Problem(name, _deepest_line(text), f"nested deeper than {MAX_DEPTH} levels")]
-        ) from None
-    except ValueError as exc:  # e.g. an int Python refuses to convert
-        raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
+    root = _compose(text, name)
+    data = _Builder(name).value(root) if root is not None else None
     _check_depth(data, name)
     return Node(data, name, 1)
 
 
-def _warning_line(exc: Exception) -> int:
-    """The line a ruamel warning points at (its last mark: the second anchor), or 1."""
-    marks = [getattr(exc, k, None) for k in ("problem_mark", "context_mark")]
-    lines = [m.line + 1 for m in marks if m is not None and hasattr(m, "line")]
-    found = re.findall(r"line (\d+), column", str(exc))
-    return lines[-1] if lines else (int(found[-1]) if found else 1)
+def _compose(text: str, name: str) -> Any:
+    """libyaml's node graph of the one document in `text` (None when it is empty)."""
+    try:
+        from ruamel.yaml.cyaml import CParser
+        from ruamel.yaml.error import MarkedYAMLError, YAMLError
+        from ruamel.yaml.reader import ReaderError
+    except ImportError:  # a broken install, not bad input
+        raise CiToolsError(
+            "ruamel.yaml's C parser is not installed: pip install 'ruamel.yaml.clib>=0.2.12'"
+        ) from None
+
+    class Parser(CParser):  # type: ignore[misc]
+        # libyaml asks for a tag for every untagged node: one that says "implicit".
+        def resolve(self, kind: type, value: object, implicit: tuple[bool, bool]) -> str:
+            return _PLAIN if kind.__name__ == "ScalarNode" and implicit[0] else _IMPLICIT
+
+        def descend_resolver(self, *_: object) -> None:
+            return None
+
+        def ascend_resolver(self, *_: object) -> None:
+            return None
+
+    try:
+        return Parser(text).get_single_node()
+    except MarkedYAMLError as exc:
+        raise SourceError(
+            [Problem(name, _mark_line(exc), f"malformed YAML: {_reason(exc)}")]
+        ) from None
+    except ReaderError as exc:
+        line = text.encode("utf-8", "surrogatepass")[: exc.position].count(b"\n") + 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        reason = f"unacceptable character U+{code:04X}: {exc.reason}"
+        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
+    except UnicodeEncodeError as exc:  # text that is not a file: a lone surrogate
+        line = text[: exc.start].count("\n") + 1
+        reason = f"holds a lone surrogate (U+{ord(text[exc.start]):04X})"
+        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
+    except YAMLError as exc:
+        raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
+
+
+_PLAIN = "<plain>"  # an untagged plain scalar: its type comes from the core schema
+_IMPLICIT = "<implicit>"  # an untagged quoted or block scalar, list or mapping
+
+
+def _mark_line(exc: Any) -> int:
+    mark = exc.problem_mark or exc.context_mark
+    return int(mark.line) + 1 if mark is not None else 1
+
+
+def _reason(exc: Any) -> str:
+    problem = (exc.problem or "").strip()
+    context = (exc.context or "").strip()
+    if problem == "second occurrence" and exc.context_mark is not None:
+        # libyaml's composer: "found duplicate anchor; first occurrence" ... "second occurrence"
+        return f"{context.split(';')[0]} (first defined on line {exc.context_mark.line + 1})"
+    if "invalid Unicode character escape" in problem:
+        return f"{problem}: a lone surrogate or beyond U+10FFFF; write the character itself"
+    return problem or context or "malformed YAML"
+
+
+# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
+_NULL = frozenset({"", "~", "null", "Null", "NULL"})
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", re.ASCII)
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?", re.ASCII)
+_SPECIAL_FLOAT = re.compile(r"([-+]?)\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)", re.ASCII)
+
+
+def plain_scalar(text: str) -> Any:
+    """What an untagged plain scalar means under the core schema."""
+    if text in _NULL:
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT.fullmatch(text):
+        base = {"0o": 8, "0x": 16}.get(text[:2], 10)
+        return int(text[2:] if base != 10 else text, base)
+    if _FLOAT.fullmatch(text):
+        return Float(float(text), text)
+    special = _SPECIAL_FLOAT.fullmatch(text)
+    if special:
+        value = float("nan") if special.group(1) is None else float("inf")
+        return Float(-value if special.group(1) == "-" else value, text)
+    return text
+
+
+class _Builder:
+    """Values from libyaml's nodes. An alias is the anchored node itself, so each node is
+    built once (an alias bomb stays a small graph) and a cycle stays a cycle."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.built: dict[int, Any] = {}
+
+    def _refuse(self, node: Any, message: str) -> SourceError:
+        return SourceError([Problem(self.name, node.start_mark.line + 1, message)])
+
+    def value(self, node: Any) -> Any:
+        if id(node) in self.built:
+            return self.built[id(node)]
+        if node.tag not in (_PLAIN, _IMPLICIT):
+            tag = re.sub(r"^tag:yaml\.org,2002:", "!!", str(node.tag))
+            raise self._refuse(node, f'explicit YAML tag "{tag}" is not allowed')
+        if isinstance(node.value, str):
+            return plain_scalar(node.value) if node.tag == _PLAIN else node.value
+        if node.id == "sequence":
+            items = self.built[id(node)] = Sequence(node.start_mark.line + 1)
+            for item in node.value:
+                items.append(self.value(item))
+                items.item_lines.append(item.start_mark.line + 1)
+            return items
+        mapping = self.built[id(node)] = Mapping(node.start_mark.line + 1)
+        for key_node, value_node in node.value:
+            key = self._key(key_node)
+            if key in mapping:
+                first = mapping.key_lines[key]
+                raise self._refuse(
+                    key_node, f'malformed YAML: duplicate key "{key}" (first on line {first})'
+                )
+            mapping.key_lines[key] = key_node.start_mark.line + 1
+            mapping.value_lines[key] = value_node.start_mark.line + 1
+            mapping[key] = self.value(value_node)
+        return mapping
+
+    def _key(self, node: Any) -> Any:
+        if not isinstance(node.value, str):
+            raise self._refuse(
+                node, "malformed YAML: a key must be a single value, not a list or mapping"
+            )
+        return self.value(node)
 
 
 _LONG_NUMBER = re.compile(rf"[0-9][0-9_]{{{MAX_DIGITS},}}")
 
 
+# YAML 1.1 parsers (libyaml) read these as line breaks, YAML 1.2 ones (editors) do not.
+_BREAKS_IN_DISPUTE = re.compile("[\x85\u2028\u2029]")
+
+
 def _check_text(text: str, name: str) -> None:
-    """Refuse, before parsing, what the parser would choke on: huge numbers, deep nesting."""
+    """Refuse, before parsing, what the parser would choke on (huge numbers, deep nesting)
+    or read otherwise than an editor does."""
     if len(text) > MAX_FILE_BYTES:
         raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
-    for number, content in enumerate(text.splitlines(), start=1):
+    for number, content in enumerate(text.split("\n"), start=1):
         if _LONG_NUMBER.search(content):
             raise SourceError([Problem(name, number, f"a number longer than {MAX_DIGITS} digits")])
+        disputed = _BREAKS_IN_DISPUTE.search(content)
+        if disputed:
+            code = ord(disputed.group())
+            raise SourceError(
+                [
+                    Problem(
+                        name,
+                        number,
+                        f"holds U+{code:04X}, which YAML 1.1 reads as a line break and YAML 1.2 "
+                        "as a character: remove it",
+                    )
+                ]
+            )
     deep = _deepest_line(text)
     if deep:
         raise SourceError([Problem(name, deep, f"nested deeper than {MAX_DEPTH} levels")])
@@ -184,7 +351,7 @@ def _deepest_line(text: str) -> int:
     brackets or 4 * MAX_DEPTH columns of indentation; `_check_depth` is the exact check.
     """
     depth = 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         for char in line:
             if char in "[{":
                 depth += 1
@@ -198,153 +365,19 @@ def _deepest_line(text: str) -> int:
 
 
 def _check_depth(data: object, name: str) -> None:
-    """Refuse documents nested deeper than MAX_DEPTH (validators and schemas recurse), and
-    explicit tags.
+    """Refuse documents nested deeper than MAX_DEPTH (the checks and schemas recurse).
 
     Aliases share objects, so an alias bomb is a small graph: each object is walked once
     per depth it is reached at, never once per path.
     """
     seen: dict[int, int] = {}
-    stack: list[tuple[object, int, int]] = [(data, 1, 1)]
+    stack: list[tuple[object, int]] = [(data, 1)]
     while stack:
-        value, depth, line = stack.pop()
-        tag = getattr(getattr(value, "tag", None), "value", None)
-        if tag is not None:
-            # A tag (`!!python/object`, `!foo`) means nothing here; the safe loaders of
-            # editors and the JSON Schema refuse it, and so does this one.
-            raise SourceError([Problem(name, line, f'explicit YAML tag "{tag}" is not allowed')])
-        if not isinstance(value, dict | list):
-            continue
-        if seen.get(id(value), 0) >= depth:
+        value, depth = stack.pop()
+        if not isinstance(value, Mapping | Sequence) or seen.get(id(value), 0) >= depth:
             continue
         seen[id(value)] = depth
         if depth > MAX_DEPTH:
-            raise SourceError([Problem(name, line, f"nested deeper than {MAX_DEPTH} levels")])
-        node = Node(value, name, line)
-        if isinstance(value, dict):
-            stack.extend((value[key], depth + 1, node.value_line(key)) for key in value)
-        else:
-            stack.extend((item, depth + 1, node.item_line(i)) for i, item in enumerate(value))
-
-
-def check_keys(
-    node: Node,
-    problems: Problems,
-    *,
-    what: str,
-    required: tuple[str, ...] = (),
-    optional: tuple[str, ...] = (),
-) -> bool:
-    """Report missing and unknown keys of a mapping. Returns False if `node` is no mapping."""
-    if not node.is_mapping():
-        problems.add(node.file, node.line, f"{what} must be a mapping, got {_kind(node.value)}")
-        return False
-    allowed = set(required) | set(optional)
-    misspelt: set[str] = set()
-    for key, child in node.items():
-        if key not in allowed:
-            suggestion = _suggestion(key, allowed)
-            if suggestion is not None:
-                misspelt.add(suggestion)
-            problems.add(
-                node.file,
-                child.line,
-                f'unknown key "{key}" in {what}{did_you_mean(key, allowed)}; '
-                f"allowed: {', '.join(sorted(allowed))}",
-            )
-    for key in required:
-        # A misspelt required key is already reported, with the right spelling.
-        if key not in node.value and key not in misspelt:
-            problems.add(node.file, node.line, f'{what} is missing the required key "{key}"')
-    return True
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return f"{type(value).__name__} {value!r}"
-
-
-def scalar_str(
-    node: Node, problems: Problems, what: str, rule: Rule | None = None, *, strict: bool = False
-) -> str | None:
-    """A string value checked against its grammar `rule` (free text when None).
-
-    A number is refused, not turned into its spelling: YAML reads 3.10 as 3.1 and 1e3 as
-    1000.0, and the JSON Schema (ci_tools/catalog/schema) says `string` too. `strict` only words the
-    message for versions.
-    """
-    value = node.value
-    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
-        problems.add(node.file, node.line, f"{what} must be a string, got {_kind(value)}")
-        return None
-    if not isinstance(value, str) and not strict:
-        problems.add(
-            node.file,
-            node.line,
-            f'{what} must be a string (quote it: "{value}"), got {_kind(value)}',
-        )
-        return None
-    if not isinstance(value, str):
-        problems.add(
-            node.file,
-            node.line,
-            f'{what} must be a quoted string such as "{value}", got the number {value!r}: '
-            "YAML reads an unquoted 3.10 as the number 3.1",
-        )
-        return None
-    text = str(value)
-    why = grammar.text_problem(text) if rule is None else rule.problem(text)
-    if why is not None:
-        problems.add(node.file, node.line, f'{what} "{_shown(text)}" {why}')
-        return None
-    return text
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def string_list(
-    node: Node,
-    problems: Problems,
-    what: str,
-    rule: Rule | None = None,
-    *,
-    strict: bool = False,
-    non_empty: bool = False,
-) -> list[tuple[str, int]]:
-    """A list of strings, each checked against `rule` (free text when None), with its line."""
-    if not node.is_list():
-        problems.add(node.file, node.line, f"{what} must be a list, got {_kind(node.value)}")
-        return []
-    if non_empty and not node.value:
-        problems.add(node.file, node.line, f"{what} must not be empty")
-        return []
-    out: list[tuple[str, int]] = []
-    for _, item in node.elements():
-        text = scalar_str(item, problems, f"{what}:", rule, strict=strict)
-        if text is not None:
-            out.append((text, item.line))
-    return out
-
-
-def kind_of(value: object) -> str:
-    return _kind(value)
-
-
-def version_str(node: Node, problems: Problems, what: str) -> str | None:
-    """A dotted version. YAML reads 12.10 as the float 12.1, so versions must be quoted."""
-    if isinstance(node.value, float):
-        problems.add(
-            node.file,
-            node.line,
-            f'{what} must be a quoted string such as "{node.value}": '
-            "YAML reads an unquoted 12.10 as the number 12.1",
-        )
-        return None
-    return scalar_str(node, problems, what, grammar.VERSION)
+            raise SourceError([Problem(name, value.line, f"nested deeper than {MAX_DEPTH} levels")])
+        children = value.values() if isinstance(value, Mapping) else value
+        stack.extend((child, depth + 1) for child in children)

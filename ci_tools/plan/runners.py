@@ -21,19 +21,10 @@ from pathlib import Path
 from typing import Protocol
 
 from ci_tools.base.errors import InputError, Problem, SourceError
-from ci_tools.catalog import grammar
+from ci_tools.catalog import tables
 from ci_tools.catalog.model import Kind, Platform
-from ci_tools.catalog.yamlsrc import (
-    Node,
-    Problems,
-    check_keys,
-    did_you_mean,
-    kind_of,
-    load_yaml,
-    scalar_str,
-    string_list,
-    version_str,
-)
+from ci_tools.catalog.shape import Record
+from ci_tools.catalog.yamlsrc import Problems, did_you_mean, load_yaml
 
 DEFAULT_LABELS: Mapping[Platform, tuple[str, ...]] = {
     Platform.X86_64_LINUX: ("self-hosted", "Linux", "X64"),
@@ -41,11 +32,11 @@ DEFAULT_LABELS: Mapping[Platform, tuple[str, ...]] = {
     Platform.AARCH64_DARWIN: ("self-hosted", "macOS", "ARM64"),
 }
 
-# A CUDA build of torch takes hours; CPU-only and MPS builds are quicker.
-DEFAULT_TIMEOUTS: Mapping[Kind, int] = {Kind.GPU: 360, Kind.CPU: 180, Kind.DARWIN: 180}
-
-# GitHub cancels a self-hosted job after 5 days whatever the workflow says.
-MAX_TIMEOUT = 5 * 24 * 60
+# A CUDA build of torch takes hours; CPU-only and MPS builds are quicker (declared with the
+# file's shape, which the README's key reference states).
+DEFAULT_TIMEOUTS: Mapping[Kind, int] = {
+    Kind(kind): minutes for kind, minutes in tables.DEFAULT_MINUTES.items()
+}
 
 
 class CheckScope(StrEnum):
@@ -199,207 +190,63 @@ def unserved(inventory: Inventory, missing: Mapping[Platform, list[str]]) -> Inp
 def load_inventory(
     path: Path, display_name: str | None = None, known_sms: Iterable[str] | None = None
 ) -> Inventory:
-    """Read and validate `runners.yaml`; every problem names file:line. `known_sms` (the
-    catalog's GPUs) catches a test runner whose SM no variant can ever have."""
+    """Read and validate `runners.yaml` (its shape is `tables.RUNNERS`); every problem names
+    file:line. `known_sms` (the catalog's GPUs) catches a test runner whose SM no variant can
+    ever have."""
     root = load_yaml(path, display_name)
     problems = Problems()
-    inventory = _inventory(root, problems, set(known_sms) if known_sms is not None else None)
-    problems.raise_if_any()
-    assert inventory is not None
-    return inventory
-
-
-def _inventory(root: Node, problems: Problems, known_sms: set[str] | None) -> Inventory | None:
-    if root.value is None:
-        problems.add(root.file, 1, "the runner inventory is empty; it needs builders")
-        return None
-    if not check_keys(
-        root,
-        problems,
-        what="the runner inventory",
-        required=("builders",),
-        # preflight: read by .github/scripts/preflight.py on the runners, not here.
-        optional=("test_runners", "preflight"),
-    ):
-        return None
-    if "preflight" in root.value:
-        _preflight(root.child("preflight"), problems)
-    if "builders" not in root.value:
-        return None
-    builders_node = root.child("builders")
-    builders: dict[Platform, Pool] = {}
-    if builders_node.is_mapping() and builders_node.value:
-        for name, node in builders_node.items():
-            platform = _platform(name, node, problems, f'builders: platform "{name}"')
-            pool = _pool(name, node, problems) if platform is not None else None
-            if platform is not None and pool is not None:
-                builders[platform] = pool
-    else:
-        problems.add(
-            builders_node.file,
-            builders_node.line,
-            f"builders must map platforms to pools, got {kind_of(builders_node.value)}",
+    record = tables.RUNNERS.check_document(root, problems)
+    if record is not None:
+        _check_sms(
+            record.get("test_runners"), set(known_sms) if known_sms is not None else None, problems
         )
-    runners: list[GpuRunner] = []
-    if "test_runners" in root.value:
-        list_node = root.child("test_runners")
-        if list_node.is_list():
-            for index, node in list_node.elements():
-                runner = _test_runner(index, node, problems, known_sms)
-                if runner is not None:
-                    runners.append(runner)
-        elif list_node.value is not None:
-            problems.add(
-                list_node.file,
-                list_node.line,
-                f"test_runners must be a list, got {kind_of(list_node.value)}",
-            )
+    problems.raise_if_any()
+    assert record is not None
     return Inventory(
-        builders=builders,
-        test_runners=tuple(runners),
+        builders={Platform(name): _pool(name, pool) for name, pool in record["builders"].items()},
+        test_runners=tuple(_test_runner(runner) for runner, _ in record["test_runners"]),
         source=root.file,
         builders_line=root.key_line("builders"),
     )
 
 
-def _platform(text: str, node: Node, problems: Problems, what: str) -> Platform | None:
-    known = [p.value for p in Platform]
-    if text in known:
-        return Platform(text)
-    problems.add(
-        node.file,
-        node.line,
-        f"{what} is unknown{did_you_mean(text, known)}; known: {', '.join(known)}",
-    )
-    return None
-
-
-def _pool(name: str, node: Node, problems: Problems) -> Pool | None:
-    what = f"builders.{name}"
-    if not check_keys(
-        node, problems, what=what, required=("labels",), optional=("timeout_minutes", "cpu_flags")
-    ):
-        return None
-    labels = _labels(node, problems, what)
-    timeouts = _timeouts(node, problems, what) or DEFAULT_TIMEOUTS
-    flags = _flags(node, problems, what) if "cpu_flags" in node.value else None
-    if labels is None:
-        return None
-    return Pool(platform=Platform(name), labels=labels, timeouts=timeouts, cpu_flags=flags)
-
-
-def _test_runner(
-    index: int, node: Node, problems: Problems, known_sms: set[str] | None
-) -> GpuRunner | None:
-    what = f"test_runners[{index}]"
-    if not check_keys(
-        node,
-        problems,
-        what=what,
-        required=("labels", "platform", "sm", "cpu_flags"),
-        optional=("timeout_minutes",),
-    ):
-        return None
-    labels = _labels(node, problems, what)
-    platform = None
-    if "platform" in node.value:
-        text = scalar_str(node.child("platform"), problems, f"{what}.platform")
-        if text is not None:
-            platform = _platform(
-                text, node.child("platform"), problems, f'{what}.platform "{text}"'
-            )
-    sm = None
-    if "sm" in node.value:
-        sm = scalar_str(node.child("sm"), problems, f"{what}.sm")
-        line = node.value_line("sm")
-        if sm is not None and grammar.SM.problem(sm) is not None:
-            problems.add(node.file, line, f'{what}.sm "{sm}" must look like "sm90"')
-            sm = None
-        elif sm is not None and known_sms is not None and sm not in known_sms:
+def _check_sms(
+    runners: tuple[tuple[Record, int], ...] | None, known: set[str] | None, problems: Problems
+) -> None:
+    for index, (runner, _) in enumerate(runners or ()):
+        sm = runner["sm"]
+        if sm is not None and known is not None and sm not in known:
             problems.add(
-                node.file,
-                line,
-                f'{what}.sm "{sm}" is no GPU of the catalog{did_you_mean(sm, known_sms)}',
+                runner.node.file,
+                runner.value_line("sm"),
+                f'test_runners[{index}].sm "{sm}" is no GPU of the catalog{did_you_mean(sm, known)}',
             )
-            sm = None
-    flags = _flags(node, problems, what) if "cpu_flags" in node.value else None
-    timeouts = _timeouts(node, problems, what)
-    if labels is None or platform is None or sm is None or flags is None:
-        return None
-    return GpuRunner(
-        labels=labels,
-        platform=platform,
-        sm=sm,
-        cpu_flags=flags,
-        timeouts=timeouts,
-    )
 
 
-def _labels(node: Node, problems: Problems, what: str) -> tuple[str, ...] | None:
-    if "labels" not in node.value:
-        return None
-    before = len(problems.items)
-    entries = string_list(
-        node.child("labels"), problems, f"{what}.labels", grammar.RUNNER_LABEL, non_empty=True
-    )
-    return None if len(problems.items) > before else tuple(label for label, _ in entries)
-
-
-def _flags(node: Node, problems: Problems, what: str) -> frozenset[str] | None:
-    before = len(problems.items)
-    entries = string_list(
-        node.child("cpu_flags"), problems, f"{what}.cpu_flags", grammar.CPUINFO_FLAG
-    )
-    return None if len(problems.items) > before else frozenset(flag for flag, _ in entries)
-
-
-def _timeouts(node: Node, problems: Problems, what: str) -> Mapping[Kind, int] | None:
+def _timeouts(value: Record | int | None) -> Mapping[Kind, int] | None:
     """`timeout_minutes: 360` for every kind, or `{gpu: 360, cpu: 180, darwin: 180}`."""
-    if "timeout_minutes" not in node.value:
+    if value is None:
         return None
-    tnode = node.child("timeout_minutes")
-    if tnode.is_mapping():
-        kinds = tuple(k.value for k in Kind)
-        if not check_keys(tnode, problems, what=f"{what}.timeout_minutes", optional=kinds):
-            return None
-        out = dict(DEFAULT_TIMEOUTS)
-        for key, child in tnode.items():
-            minutes = _minutes(child.value, node.file, tnode.value_line(key), problems, what)
-            if key in kinds and minutes is not None:
-                out[Kind(key)] = minutes
-        return out
-    minutes = _minutes(tnode.value, node.file, tnode.line, problems, what)
-    return None if minutes is None else dict.fromkeys(Kind, minutes)
+    if isinstance(value, Record):
+        return {Kind(kind): minutes for kind, minutes in value.items()}
+    return dict.fromkeys(Kind, value)
 
 
-def _minutes(value: object, file: str, line: int, problems: Problems, what: str) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TIMEOUT:
-        problems.add(
-            file,
-            line,
-            f"{what}.timeout_minutes must be a whole number of minutes from 1 to {MAX_TIMEOUT} "
-            f"(GitHub stops self-hosted jobs after 5 days), got {kind_of(value)}",
-        )
-        return None
-    return value
+def _pool(name: str, pool: Record) -> Pool:
+    flags = pool["cpu_flags"]
+    return Pool(
+        platform=Platform(name),
+        labels=tuple(label for label, _ in pool["labels"]),
+        timeouts=_timeouts(pool["timeout_minutes"]) or DEFAULT_TIMEOUTS,
+        cpu_flags=frozenset(flag for flag, _ in flags) if flags is not None else None,
+    )
 
 
-# Bounds of `preflight.min_free_gb`: a build needs ~20 GB; more than a petabyte is a typo.
-MAX_FREE_GB = 1_000_000
-
-
-def _preflight(node: Node, problems: Problems) -> None:
-    """The runners' preflight settings (.github/scripts/preflight.py reads them on the runner):
-    checked here too, so a typo fails the plan with file:line instead of every build job."""
-    if not check_keys(node, problems, what="preflight", optional=("flox", "min_free_gb")):
-        return
-    if "flox" in node.value:
-        version_str(node.child("flox"), problems, "preflight.flox")
-    if "min_free_gb" in node.value:
-        value = node.value["min_free_gb"]
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_FREE_GB:
-            problems.add(
-                node.file,
-                node.value_line("min_free_gb"),
-                f"preflight.min_free_gb must be a whole number of GiB from 0 to {MAX_FREE_GB}",
-            )
+def _test_runner(runner: Record) -> GpuRunner:
+    return GpuRunner(
+        labels=tuple(label for label, _ in runner["labels"]),
+        platform=Platform(runner["platform"]),
+        sm=runner["sm"],
+        cpu_flags=frozenset(flag for flag, _ in runner["cpu_flags"]),
+        timeouts=_timeouts(runner["timeout_minutes"]),
+    )

@@ -1,4 +1,5 @@
-"""The README's generated blocks: variant tables per branch, the GPU and CPU ISA references.
+"""The README's generated blocks: variant tables per branch, the GPU and CPU ISA references,
+and the key reference of catalog.yaml and runners.yaml (`keys.py`).
 
 The blocks are rendered from the whole catalog, whichever branch `generate` renders recipes
 for, so every branch's README shows every branch. Each block sits between
@@ -17,11 +18,13 @@ from ci_tools.base.errors import InputError
 from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import Variant, expand
+from ci_tools.render import keys
 from ci_tools.render.recipes import render_template
 
 if TYPE_CHECKING:
     import jinja2
 
+# The blocks rendered from templates/readme/; the key reference is ci-tools' own (keys.py).
 BLOCKS: tuple[str, ...] = ("variants", "gpus", "isas")
 
 
@@ -110,7 +113,9 @@ def block_context(catalog: Catalog) -> dict[str, object]:
 
 def render_blocks(catalog: Catalog, env: jinja2.Environment) -> dict[str, str]:
     context = block_context(catalog)
-    return {block: render_template(env, template_of(block), context) for block in BLOCKS}
+    blocks = {block: render_template(env, template_of(block), context) for block in BLOCKS}
+    blocks[keys.BLOCK] = keys.reference()
+    return blocks
 
 
 def splice(text: str, blocks: Mapping[str, str], file_name: str) -> str:

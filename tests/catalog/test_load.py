@@ -380,8 +380,16 @@ def test_source_override_without_hash_is_rejected() -> None:
 
 def test_source_override_with_a_malformed_hash_or_other_version_is_rejected() -> None:
     text = _replace_once(SHIPPED, 'hash: "sha256-RKiZ', 'hash: "sha256-RK')
+    line = _line_of(text, 'hash: "sha256-RK')
+    # The message quotes the hash it refuses, then says what would be right.
     assert any(
-        "cuda-13_0.sources.pytorch.hash must be the source's SRI hash" in p for p in _problems(text)
+        re.fullmatch(
+            rf'catalog\.yaml:{line}: cuda-13_0\.sources\.pytorch\.hash "sha256-RK[^"]*" '
+            r"must be the source's SRI hash \(sha256-\.\.\.=, 44 characters after the dash\), "
+            "as nix-prefetch-github prints it",
+            p,
+        )
+        for p in _problems(text)
     )
     text = _replace_once(
         SHIPPED, 'pytorch: {version: "2.10.0", hash', 'pytorch: {version: "2.10.1", hash'

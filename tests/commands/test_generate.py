@@ -186,6 +186,32 @@ def test_stale_readme_block(run_cli: CliRunner, repo: Path) -> None:
     assert readme.read_text(encoding="utf-8") == original
 
 
+def test_stale_key_reference(run_cli: CliRunner, repo: Path) -> None:
+    """The key reference follows the declarations: a row edited by hand is stale."""
+    readme = repo / "README.md"
+    original = readme.read_text(encoding="utf-8")
+    row = next(line for line in original.splitlines() if line.startswith("| `preflight.flox` |"))
+    readme.write_text(original.replace(row + "\n", ""), encoding="utf-8")
+
+    check = run_cli("generate", "--check", cwd=repo)
+    assert check.returncode == 1
+    assert "stale: README.md" in check.stderr
+
+    assert run_cli("generate", cwd=repo).returncode == 0
+    assert readme.read_text(encoding="utf-8") == original
+
+
+def test_readme_without_the_key_reference_is_bad_input(run_cli: CliRunner, repo: Path) -> None:
+    readme = repo / "README.md"
+    readme.write_text(
+        readme.read_text(encoding="utf-8").replace("<!-- BEGIN generated: keys -->\n", ""),
+        encoding="utf-8",
+    )
+    result = run_cli("generate", "--check", cwd=repo)
+    assert result.returncode == 2
+    assert "README.md: no generated block 'keys'" in result.stderr
+
+
 def test_readme_prose_outside_the_blocks_is_kept(run_cli: CliRunner, repo: Path) -> None:
     readme = repo / "README.md"
     text = readme.read_text(encoding="utf-8") + "\nA paragraph a person wrote.\n"

@@ -147,7 +147,11 @@ def test_an_unquoted_python_version_is_refused_at_its_line(work: Path) -> None:
     run = _generate(work)
     assert run.code == 2
     line = _line_of((work / "catalog.yaml").read_text(encoding="utf-8"), "python: [3.10]")
-    assert f'catalog.yaml:{line}: main.python: must be a quoted string such as "3.1"' in run.stderr
+    # The message quotes what was written (3.10), not what YAML made of it (3.1).
+    assert (
+        f'catalog.yaml:{line}: main.python: must be a quoted string such as "3.10": '
+        "YAML reads an unquoted 3.10 as the number 3.1" in run.stderr
+    )
 
 
 @pytest.mark.parametrize(

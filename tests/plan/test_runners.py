@@ -277,3 +277,16 @@ def test_preflight_settings_are_checked_at_their_line(
     text = "preflight:\n" + section + "builders:\n  x86_64-linux:\n    labels: [self-hosted]\n"
     found = problems(tmp_path, text)
     assert any(p.startswith(expected) for p in found), found
+
+
+def test_an_empty_test_runners_key_means_none(tmp_path: Path) -> None:
+    inventory = load(tmp_path, "builders:\n  x86_64-linux: {labels: [a]}\ntest_runners:\n")
+    assert inventory.test_runners == ()
+
+
+def test_timeouts_by_kind_fill_in_the_defaults(tmp_path: Path) -> None:
+    inventory = load(
+        tmp_path, "builders:\n  x86_64-linux:\n    labels: [a]\n    timeout_minutes: {cpu: 30}\n"
+    )
+    timeouts = dict(inventory.builders[Platform.X86_64_LINUX].timeouts)
+    assert timeouts == {Kind.GPU: 360, Kind.CPU: 30, Kind.DARWIN: 180}

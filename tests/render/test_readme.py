@@ -35,7 +35,7 @@ def test_grid_of_cuda_13_0_shows_which_packages(catalog: Catalog) -> None:
 
 def test_blocks_cover_every_branch_gpu_and_isa(catalog: Catalog, repo_root: Path) -> None:
     blocks = _blocks(catalog, repo_root)
-    assert list(blocks) == ["variants", "gpus", "isas"]
+    assert list(blocks) == ["variants", "gpus", "isas", "keys"]
     for branch in catalog.branches:
         assert f"### Branch `{branch}`" in blocks["variants"]
     assert "Recipes: 45 pytorch, 44 torchvision." in blocks["variants"]

@@ -1,4 +1,4 @@
-"""`python3 -m ci_tools.catalog.schema`: rewrite the shipped schemas from ci_tools.catalog.grammar."""
+"""`python3 -m ci_tools.catalog.schema`: rewrite the shipped schemas from ci_tools.catalog.tables."""
 
 from ci_tools.catalog.schema import main
 

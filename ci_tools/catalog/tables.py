@@ -1,0 +1,368 @@
+"""The shape of `catalog.yaml` and `runners.yaml`, each key declared once (see `shape.py`).
+
+The loaders check files against these, `python3 -m ci_tools.catalog.schema` writes the JSON
+Schemas from them and `ci-tools generate` the README's key reference.
+"""
+
+from __future__ import annotations
+
+from ci_tools.catalog import grammar as g
+from ci_tools.catalog.scalars import Bool, Enum, Int, Text, Version
+from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Table
+
+LINUX = ("x86_64-linux", "aarch64-linux")
+PLATFORMS = (*LINUX, "aarch64-darwin")
+NAMES = ListOf(Text(g.IDENT))
+OVERLAYS = ListOf(
+    Text(
+        g.OVERLAY,
+        hint="is not an overlay name (nix/overlays/NAME.nix, NAME of lower-case letters, "
+        "digits and dashes)",
+    ),
+    unique=True,
+)
+
+# --- catalog.yaml ---------------------------------------------------------------------------
+
+PACKAGE = Table(
+    name="package",
+    label="package",
+    fields=(
+        Field("attribute", Text(g.NIX_IDENT), "Its attribute in nixpkgs' pythonXXXPackages.", True),
+        Field(
+            "import_name",
+            Text(g.NIX_IDENT),
+            "What `import` loads in the smoke test.",
+            default_doc="the attribute",
+        ),
+        Field(
+            "requires",
+            Text(g.PACKAGE_NAME),
+            "The package it builds against: the variant of that package with the same name "
+            "suffix (torchvision-X uses pytorch-X).",
+        ),
+    ),
+)
+
+ISA = Table(
+    name="isa",
+    label="ISA",
+    fields=(
+        Field("platform", Enum(LINUX), "The Linux platform whose CPUs have it.", True),
+        Field("description", Text(), "What it is, for tables (AVX-512 with BF16).", True),
+        Field(
+            "level", Int(0, 100), "Orders the ISAs of one platform from the most portable up.", True
+        ),
+        Field(
+            "compiler_flags",
+            ListOf(Text(g.COMPILER_FLAG), non_empty=True),
+            "Flags added to CFLAGS and CXXFLAGS.",
+            True,
+        ),
+        Field(
+            "cpuinfo",
+            ListOf(Text(g.CPUINFO_FLAG), non_empty=True),
+            "The /proc/cpuinfo flags (x86 `flags`, aarch64 `Features`) a host needs to run it.",
+            True,
+        ),
+        Field(
+            "torch_capability",
+            Text(g.TORCH_CAPABILITY),
+            "The least torch.backends.cpu.get_cpu_capability() may report for a build of it.",
+            True,
+        ),
+        Field(
+            "disables",
+            ListOf(Text(g.FEATURE)),
+            "PyTorch features it cannot carry, turned off with `USE_<FEATURE>=0`.",
+            default=(),
+        ),
+        Field("workload", Text(g.WORKLOAD), "The workload it is for, which `detect` names."),
+        Field("hardware", Text(), "CPUs that have it, for the README.", default=""),
+    ),
+)
+
+GPU = Table(
+    name="gpu",
+    label="GPU",
+    fields=(
+        Field(
+            "capability",
+            Version(g.CAPABILITY, hint='must look like "9.0"'),
+            "Its compute capability; sm90 is 9.0.",
+            True,
+        ),
+        Field("family", Text(), "The architecture's name (Hopper).", True),
+        Field("hardware", ListOf(Text()), "GPUs of this SM, for the README.", True),
+        Field("min_cuda", Version(), "The lowest CUDA (major.minor) that compiles it."),
+        Field("max_cuda", Version(), "The highest CUDA (major.minor) that compiles it."),
+        Field("isas", NAMES, "The only CPU ISAs it pairs with.", default_doc="every ISA"),
+        Field("cudnn", Bool(), "Build with cuDNN (9.11+ dropped capability < 7.5).", default=True),
+    ),
+)
+
+NIXPKGS = Table(
+    name="nixpkgs",
+    fields=(
+        Field(
+            "rev",
+            Text(g.NIXPKGS_REV, hint="must be a full 40-hex-digit commit"),
+            "The nixpkgs commit.",
+            True,
+        ),
+        Field(
+            "sha256",
+            Text(
+                g.NIX_SHA256,
+                hint="must be a Nix hash (sha256-...= SRI, 52 base32 or 64 hex digits)",
+            ),
+            "`nix-prefetch-url --unpack` of its tarball: the fetch is verified and "
+            "pure-evaluation safe.",
+        ),
+    ),
+)
+
+CUDA = Field("cuda", Version(), "The CUDA version (12.9.1); major.minor names packages.", True)
+CUDA_PACKAGES = Field(
+    "cuda_packages",
+    Text(g.CUDA_PACKAGES, hint="must be a nixpkgs attribute like cudaPackages_12_9"),
+    "The nixpkgs CUDA set for that CUDA, or an alias the pin has (cudaPackages_13).",
+    True,
+)
+MIN_DRIVER = Field(
+    "min_driver", Int(0, 9999), "The lowest NVIDIA driver that runs its builds (550).", True
+)
+ALLOW_BROKEN = Field(
+    "allow_broken",
+    Bool(),
+    "Build although nixpkgs marks torch broken for this CUDA (a major other than 11 or 12).",
+    default=False,
+)
+
+TOOLKIT = Table(
+    name="toolkit",
+    label="toolkit",
+    fields=(
+        CUDA,
+        CUDA_PACKAGES,
+        MIN_DRIVER,
+        Field("nixpkgs", NIXPKGS, "Its own nixpkgs pin.", default_doc="the branch's"),
+        ALLOW_BROKEN,
+        Field("overlays", OVERLAYS, "Overlays for its pin, in order.", default=()),
+    ),
+)
+
+SOURCE = Table(
+    name="source",
+    fields=(
+        Field("version", Version(), "The upstream release; the branch's version of it.", True),
+        Field(
+            "hash",
+            Text(
+                g.SRI_SHA256,
+                hint="must be the source's SRI hash (sha256-...=, 44 characters after the "
+                "dash), as nix-prefetch-github prints it",
+            ),
+            "The SRI hash of its GitHub source.",
+            True,
+        ),
+    ),
+)
+
+
+def _variant_set(gpu: MapOf, form: str, gpu_doc: str) -> Table:
+    return Table(
+        name=f"variant_set_{form}",
+        fields=(
+            Field("cpu", NAMES, "The ISAs of its CPU-only variants.", default=()),
+            Field("gpu", gpu, gpu_doc),
+            Field("darwin_mps", Bool(), "Whether the Apple MPS build exists.", default=False),
+        ),
+    )
+
+
+SMS = MapOf(Text(g.SM), NAMES, "SMs to lists of ISAs", "sm")
+VARIANT_SET = _variant_set(SMS, "one", "Its GPU variants: the ISAs of each SM.")
+VARIANT_SET_BY_TOOLKIT = _variant_set(
+    MapOf(
+        Text(
+            g.TOOLKIT,
+            hint="is not a toolkit name like cuda12_8 (this branch has toolkits: gpu maps "
+            "toolkit names to SMs)",
+        ),
+        SMS,
+        "toolkit names to SMs to lists of ISAs",
+        "toolkit",
+    ),
+    "by_toolkit",
+    "Its GPU variants: the ISAs of each SM of each toolkit.",
+)
+
+
+def _branch(form: str, marker: str, own: tuple[Field, ...], variant_set: Table) -> Table:
+    variants = MapOf(
+        Text(g.PACKAGE_NAME), variant_set, "package names to variant sets", "package", True
+    )
+    return Table(
+        name=f"branch_{form}",
+        label="branch",
+        marker=marker,
+        doc=f"with `{marker}`" if marker else "without `toolkits`",
+        fields=(
+            Field(
+                "versions",
+                MapOf(Text(g.PACKAGE_NAME), Version(), "package names to versions", "package"),
+                "The upstream version of each package it builds.",
+                True,
+            ),
+            Field(
+                "python",
+                ListOf(Version(g.PYTHON), non_empty=True, unique=True),
+                "The Python versions it builds for.",
+                True,
+            ),
+            Field("nixpkgs", NIXPKGS, "Its nixpkgs pin, which CPU and Apple variants use.", True),
+            *own,
+            Field("overlays", OVERLAYS, "Overlays applied to every pin of the branch.", default=()),
+            Field(
+                "sources",
+                MapOf(Text(g.PACKAGE_NAME), SOURCE, "package names to {version, hash}", "package"),
+                "Packages built from a newer upstream release than the pin ships.",
+            ),
+            Field("variants", variants, "What each package builds.", True),
+        ),
+    )
+
+
+BRANCH_BY_TOOLKIT = _branch(
+    "by_toolkit",
+    "toolkits",
+    (
+        Field(
+            "toolkits",
+            MapOf(
+                Text(g.TOOLKIT, hint="is not a toolkit name like cuda12_8"),
+                TOOLKIT,
+                "toolkit names (cuda12_8) to toolkits",
+                "toolkit",
+                True,
+            ),
+            "Its CUDA toolkits, each keyed `cuda<X>_<Y>`.",
+            True,
+        ),
+    ),
+    VARIANT_SET_BY_TOOLKIT,
+)
+BRANCH = Either(
+    BRANCH_BY_TOOLKIT,
+    _branch("one", "", (CUDA, CUDA_PACKAGES, MIN_DRIVER, ALLOW_BROKEN), VARIANT_SET),
+)
+
+
+def _named(key: g.Rule, value: Table | Either, what: str, placeholder: str) -> MapOf:
+    return MapOf(Text(key), value, what, placeholder, non_empty=True, alone=True)
+
+
+CATALOG = Table(
+    name="catalog",
+    label="the catalog",
+    doc="Every variant this repository builds: packages, CPU ISAs, GPUs, branches.",
+    fields=(
+        Field(
+            "packages",
+            _named(g.PACKAGE_NAME, PACKAGE, "package names to packages", "package"),
+            "Packages a variant can be.",
+            True,
+        ),
+        Field("isas", _named(g.IDENT, ISA, "ISA names to ISAs", "isa"), "CPU ISAs.", True),
+        Field("gpus", _named(g.SM, GPU, "SMs to GPUs", "sm"), "NVIDIA GPU architectures.", True),
+        Field(
+            "branches",
+            _named(g.BRANCH, BRANCH, "branch names to branches", "branch"),
+            "One git branch per PyTorch version.",
+            True,
+        ),
+    ),
+)
+
+# --- runners.yaml ---------------------------------------------------------------------------
+
+# GitHub cancels a self-hosted job after 5 days whatever the workflow says.
+MAX_TIMEOUT = 5 * 24 * 60
+# A CUDA build of torch takes hours; CPU-only and MPS builds are quicker.
+DEFAULT_MINUTES = {"gpu": 360, "cpu": 180, "darwin": 180}
+MINUTES = Int(1, MAX_TIMEOUT, " of minutes", " (GitHub stops self-hosted jobs after 5 days)")
+TIMEOUTS = Either(
+    Table(
+        name="timeouts",
+        fields=tuple(
+            Field(kind, MINUTES, f"For {kind} variants.", default=minutes)
+            for kind, minutes in DEFAULT_MINUTES.items()
+        ),
+    ),
+    MINUTES,
+)
+LABELS = ListOf(Text(g.RUNNER_LABEL), non_empty=True)
+CPU_FLAGS = ListOf(Text(g.CPUINFO_FLAG))
+TIMEOUT_DOC = "Minutes a job may take: one number, or one per kind (gpu, cpu, darwin)."
+
+POOL = Table(
+    name="pool",
+    fields=(
+        Field("labels", LABELS, "The job's runs-on labels.", True),
+        Field("timeout_minutes", TIMEOUTS, TIMEOUT_DOC, default_doc="gpu 360, cpu 180, darwin 180"),
+        Field(
+            "cpu_flags",
+            CPU_FLAGS,
+            "The /proc/cpuinfo flags every CPU of the pool has: its builds are tested there "
+            "when they cover the ISA's.",
+            default_doc="unknown: no test",
+        ),
+    ),
+)
+
+TEST_RUNNER = Table(
+    name="test_runner",
+    fields=(
+        Field("labels", LABELS, "The job's runs-on labels.", True),
+        Field("platform", Enum(PLATFORMS), "Its platform.", True),
+        Field("sm", Text(g.SM, hint='must look like "sm90"'), "The SM of its GPU.", True),
+        Field("cpu_flags", CPU_FLAGS, "The /proc/cpuinfo flags of its CPU.", True),
+        Field("timeout_minutes", TIMEOUTS, TIMEOUT_DOC, default_doc="its platform pool's"),
+    ),
+)
+
+PREFLIGHT = Table(
+    name="preflight",
+    doc="What .github/scripts/preflight.py requires of a self-hosted runner.",
+    fields=(
+        Field("flox", Version(), "The least flox version a runner must have."),
+        Field(
+            "min_free_gb",
+            Int(0, 1_000_000, " of GiB"),
+            "Free disk under the Nix store a build needs (garbage is collected first).",
+        ),
+    ),
+)
+
+RUNNERS = Table(
+    name="runners",
+    label="the runner inventory",
+    doc="The self-hosted runners `ci-tools matrix` schedules on.",
+    fields=(
+        Field(
+            "builders",
+            MapOf(Enum(PLATFORMS), POOL, "platforms to pools", "platform", True, "platform"),
+            "One pool of builders per platform.",
+            True,
+        ),
+        Field(
+            "test_runners",
+            ListOf(TEST_RUNNER),
+            "Machines with a GPU, where GPU variants of their SM are fully tested.",
+            default=(),
+            nullable=True,
+        ),
+        Field("preflight", PREFLIGHT, PREFLIGHT.doc),
+    ),
+)
