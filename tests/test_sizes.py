@@ -17,16 +17,6 @@ ROOTS = ("ci_tools", "benchmarks", ".github/scripts")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
-# Offenders other helpers are cutting down in parallel (issue 17, item 3); the lead empties
-# this after merging their branches. Each file's offences are allowed whole.
-ALLOWED = frozenset(
-    {
-        "ci_tools/catalog/load.py",  # module; _build, _isa, _branch, _toolkit
-        "ci_tools/catalog/schema/__init__.py",  # catalog_schema
-        "ci_tools/catalog/variants.py",  # _expand_branch
-        "ci_tools/plan/runners.py",  # module
-    }
-)
 
 
 def offences(path: Path, shown: str) -> Iterator[str]:
@@ -57,19 +47,9 @@ def test_every_module_and_function_is_small() -> None:
     found = [
         offence
         for path in _modules()
-        if _shown(path) not in ALLOWED
         for offence in offences(path, _shown(path))
     ]
     assert not found, "split these by job:\n" + "\n".join(found)
-
-
-def test_the_allowlist_names_only_files_that_still_offend() -> None:
-    stale = sorted(
-        shown
-        for shown in ALLOWED
-        if not (REPO_ROOT / shown).is_file() or not any(offences(REPO_ROOT / shown, shown))
-    )
-    assert not stale, f"within the limits now: remove from ALLOWED: {', '.join(stale)}"
 
 
 def test_the_roots_hold_modules() -> None:
