@@ -22,47 +22,25 @@ from pathlib import Path
 
 from ci_tools.base import ghoutput
 from ci_tools.base.errors import InputError
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Platform
 from ci_tools.catalog.yamlsrc import did_you_mean
-from ci_tools.commands import _common
+from ci_tools.commands import _common, _planning
 from ci_tools.plan import matrix, source
 from ci_tools.plan import statuses as statuses_defaults
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Entry, Group, Selection
-from ci_tools.plan.runners import Inventory, default_inventory, load_inventory
 
 MAX_SHARDS = 64
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
-    parser.add_argument(
-        "--branch",
-        metavar="B",
-        type=_common.branch_name,
-        help="the catalog branch (default: the current git branch if the catalog has it, "
-        "else main); without a catalog, only the entries' branch field",
-    )
+    _planning.add_branch_option(parser)
     _selection_options(parser)
     _schedule_options(parser)
-    parser.add_argument(
-        "--ignore",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help=f"without a catalog: a file or folder directly under {layout.PKGS_DIR}/ (by name, "
-        "without .nix) that is not a variant (repeatable)",
-    )
+    _planning.add_ignore_option(parser)
     _output_options(parser)
-    parser.add_argument(
-        "--runners",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help=f"the runner inventory (default: {layout.RUNNERS} in the current directory if "
-        "present, else one pool per platform with the default labels)",
-    )
+    _planning.add_runners_option(parser)
 
 
 def _selection_options(parser: argparse.ArgumentParser) -> None:
@@ -160,8 +138,8 @@ def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     output = ghoutput.output_path(env) if args.github_output else None
     checkout = Checkout(root=cwd)
-    variants = _variants(args, env, checkout)
-    inventory = _inventory(args.runners, cwd, variants.sms)
+    variants = _planning.variants(args, env, checkout)
+    inventory = _planning.inventory(args.runners, cwd, variants.sms)
     planned = matrix.plan(
         variants.targets,
         _selection(args, variants.packages),
@@ -178,15 +156,6 @@ def run(args: argparse.Namespace) -> int:
         ghoutput.notice(why_empty if planned else source.empty_reason(variants), env)
     _write(entries, output, args.max_shards, env)
     return 0
-
-
-def _variants(
-    args: argparse.Namespace, env: Mapping[str, str], checkout: Checkout
-) -> source.Source:
-    catalog_path = _common.catalog_path(args)
-    if args.catalog is not None or catalog_path.is_file():
-        return source.from_catalog(_common.load(args), catalog_path, args.branch, checkout, env)
-    return source.discovered(checkout, ignore=args.ignore, branch=args.branch, env=env)
 
 
 def _scheduled(
@@ -250,18 +219,3 @@ def _write(
             )
         ghoutput.append_outputs(output, outputs)
     sys.stdout.write(matrix.matrix_text(matrix_rows))
-
-
-def _inventory(path: Path | None, cwd: Path, sms: frozenset[str] | None) -> Inventory:
-    if path is None:
-        path = cwd / layout.RUNNERS
-        if not path.is_file():
-            return default_inventory()
-    return load_inventory(path, _display(path, cwd), known_sms=sms)
-
-
-def _display(path: Path, cwd: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(cwd.resolve()))
-    except ValueError:
-        return str(path)
