@@ -60,6 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ci_tools.base import github_api
     from ci_tools.catalog import variants
+    from ci_tools.ship import notes as notes_text
     from ci_tools.ship import release
 
     _check_options(args)
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         org=args.org,
         planned=_planned(args.planned, branch.name),
     )
-    body = release.render_notes(notes, release.templates_dir(_common.catalog_path(args)))
+    body = notes_text.render_notes(notes, notes_text.templates_dir(_common.catalog_path(args)))
     if args.dry_run:
         _say_what_would_change(api, existing, target, notes, body, say)
     else:

@@ -1,6 +1,7 @@
 """The GitHub release of one branch at one commit: tag, outcome table, notes, merged summary.
 
-Pure: records and the catalog in, text and JSON out. `ci_tools.base.github_api` does the talking.
+Pure: records and the catalog in, text and JSON out. `ci_tools.ship.notes` renders the notes;
+`ci_tools.base.github_api` does the talking.
 
 Tag scheme: `<branch>-<first 12 hex digits of the commit>`, e.g. `cuda-12_9-1a2b3c4d5e6f`.
 Catalog branch names are unique and the commit pins the recipes, so one tag names exactly one
@@ -14,17 +15,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
 from ci_tools.build.results import SCHEMA, PublishStatus, ResultRecord, Status
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Branch
 from ci_tools.catalog.variants import Variant
 
-NOTES_TEMPLATE = "release-notes.md.j2"
 SHORT_SHA = 12
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -247,31 +245,6 @@ def _size(size: int | None) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
-
-
-def render_notes(notes: Notes, templates_dir: Path) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
-
-    env = Environment(
-        loader=FileSystemLoader(str(templates_dir)),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,  # noqa: S701  Markdown for GitHub, not HTML
-    )
-    try:
-        template = env.get_template(NOTES_TEMPLATE)
-    except TemplateNotFound:
-        raise InputError(
-            f"{templates_dir / NOTES_TEMPLATE}: release notes template not found; "
-            f"run ci-tools in the build repository's root"
-        ) from None
-    return template.render(notes=notes)
-
-
-def templates_dir(catalog_path: Path) -> Path:
-    return catalog_path.parent / layout.TEMPLATES_DIR
 
 
 def asset_name(tag: str) -> str:
