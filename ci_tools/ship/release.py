@@ -133,6 +133,21 @@ class Notes:
     def failed(self) -> tuple[Row, ...]:
         return tuple(r for r in self.rows if r.outcome.failed)
 
+    @property
+    def publishable(self) -> tuple[Row, ...]:
+        """Published, or would be but for a dry run."""
+        return tuple(r for r in self.rows if r.outcome in (Outcome.PUBLISHED, Outcome.DRY_RUN))
+
+
+def of_commit(
+    records: Sequence[ResultRecord], commit: str
+) -> tuple[list[ResultRecord], list[ResultRecord]]:
+    """The records of `commit` (or that name none), and those of another commit: a record
+    of another build says nothing about this one, and is never listed as published here."""
+    mine = [r for r in records if r.commit is None or r.commit.lower() == commit]
+    other = [r for r in records if r.commit is not None and r.commit.lower() != commit]
+    return mine, other
+
 
 def check_records(records: Sequence[ResultRecord], branch: str, known: Iterable[str]) -> None:
     """Every record must belong to this branch and name a variant of it (exit 2 otherwise)."""
