@@ -199,6 +199,13 @@ def _say_ignored(
             "(name another with --trusted-creator)",
             env,
         )
+    if lookup.pulls_refused is not None:
+        ghoutput.notice(
+            f"--until-green: pull requests not read ({lookup.pulls_refused}): the plan job "
+            "needs `pull-requests: read`, else what a squash- or rebase-merged pull request "
+            "proved is built again",
+            env,
+        )
     if lookup.other_kind:
         other = ", ".join(f"{n} of kind {k}" for k, n in sorted(lookup.other_kind.items()))
         ghoutput.notice(

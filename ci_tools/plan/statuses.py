@@ -100,10 +100,15 @@ class Lookup:
     # Statuses that name a wanted stack's context and were not counted, and why.
     untrusted: Mapping[str, int] = field(default_factory=dict)  # creator -> statuses
     other_kind: Mapping[str, int] = field(default_factory=dict)  # kind ("none") -> statuses
+    pulls_refused: str | None = None  # why pull requests were not read, when they were not
 
 
 class _Budget(Exception):
     """The request budget is spent."""
+
+
+class _Refused(Exception):
+    """GitHub refused an optional request."""
 
 
 class _Reader:
@@ -125,16 +130,28 @@ class _Reader:
         self.max_calls = max_calls
         self.calls = 0
         self.exhausted = False
+        self.pulls_refused: str | None = None  # why GitHub would not list pull requests
         self.seen: set[str] = set()
         self.untrusted: Counter[str] = Counter()
         self.other_kind: Counter[str] = Counter()
 
-    def request(self, what: str, action: Any) -> Any:
+    def request(self, what: str, action: Any, *, optional: bool = False) -> Any:
+        """One request within the budget. `optional`: GitHub's refusal raises `_Refused`
+        (naming the answer) for the caller to do without, instead of failing the lookup."""
         if self.calls >= self.max_calls:
             self.exhausted = True
             raise _Budget
         self.calls += 1
-        return self.api.call(what, action)
+        if not optional:
+            return self.api.call(what, action)
+        from github import GithubException
+        from requests import RequestException
+
+        try:
+            return self.api.attempt(what, action)
+        except (GithubException, RequestException) as exc:
+            answer = f"HTTP {exc.status}" if isinstance(exc, GithubException) else "no answer"
+            raise _Refused(f"GitHub refused to {what}: {answer}") from None
 
     def read_commit(self, sha: str) -> None:
         """Every page of `sha`'s statuses, unless read before."""
@@ -175,27 +192,46 @@ class _Reader:
 
     def pull_commits(self, sha: str) -> Iterator[str]:
         """The head commit, then the other commits, newest first, of each pull request
-        GitHub associates with `sha`."""
-        pulls = self.request(
-            f"list the pull requests of {sha[:12]}",
-            lambda: list(self.api.repository.get_commit(sha).get_pulls().get_page(0)),
-        )
+        GitHub associates with `sha`. Where GitHub refuses to list pull requests (the job
+        lacks `pull-requests: read`) none are read again, and the plan says so: the commits'
+        own statuses still count."""
+        if self.pulls_refused is not None:
+            return
+        try:
+            pulls = self.request(
+                f"list the pull requests of {sha[:12]}",
+                lambda: list(self.api.repository.get_commit(sha).get_pulls().get_page(0)),
+                optional=True,
+            )
+        except _Refused as exc:
+            self.pulls_refused = str(exc)
+            return
         for pull in pulls:
             head = pull.head.sha
             yield head
-            listing = pull.get_commits()
-            shas: list[str] = []
-            for page in range(PULL_COMMITS_LIMIT // PER_PAGE + 1):
-                if not self.pending:
-                    return
-                commits = self.request(
-                    f"list the commits of pull request #{pull.number}",
-                    lambda page=page, listing=listing: list(listing.get_page(page)),
-                )
-                shas += [c.sha for c in commits]
-                if len(commits) < PER_PAGE:
-                    break
+            try:
+                shas = self.commits_of(pull)
+            except _Refused as exc:
+                self.pulls_refused = str(exc)
+                return
             yield from (s for s in reversed(shas) if s != head)
+
+    def commits_of(self, pull: Any) -> list[str]:
+        """A pull request's commits, oldest first (GitHub lists at most 250)."""
+        listing = pull.get_commits()
+        shas: list[str] = []
+        for page in range(PULL_COMMITS_LIMIT // PER_PAGE + 1):
+            if not self.pending:
+                break
+            commits = self.request(
+                f"list the commits of pull request #{pull.number}",
+                lambda page=page, listing=listing: list(listing.get_page(page)),
+                optional=True,
+            )
+            shas += [c.sha for c in commits]
+            if len(commits) < PER_PAGE:
+                break
+        return shas
 
 
 def find_green(
@@ -236,6 +272,7 @@ def find_green(
         complete=not reader.pending or (read == len(commits) and not reader.exhausted),
         untrusted=dict(reader.untrusted),
         other_kind=dict(reader.other_kind),
+        pulls_refused=reader.pulls_refused,
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from ci_tools.plan import statuses
+from tests.conftest import CliRunner
 from tests.doubles.github.server import READ_ONLY, GitHubDouble
 from tests.gitutil import commit_all, git, write
 from tests.greens import BASE, CPU, CPU_STACK, DEP, GPU_STACK, TORCH, mark, plan
@@ -218,3 +219,57 @@ def test_validates_its_arguments(
 
     assert cli.main(["mark-green", *args]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_build_legs_call_as_the_workflow_makes_it(
+    repo: Path,
+    github: GitHubDouble,
+    tmp_path: Path,
+    run_cli: CliRunner,
+) -> None:
+    """The step as phase 2's workflow runs it on a pull request: a separate process, the
+    environment GitHub gives a step (event payload, GITHUB_SHA of the merge commit, the
+    entry's fields through env), no --commit: the green lands on the pull request's head."""
+    git(repo, "checkout", "-q", "-b", "fix")
+    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", "Y=6"))
+    head = commit_all(repo, "fix")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
+    merge = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "--detach")
+    entry = next(
+        e
+        for e in json.loads(
+            run_cli("matrix", "--branch", "main", "--fingerprints", cwd=repo).stdout
+        )["include"]
+        if e["name"] == CPU_STACK
+    )
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(_pull_request_event(head)), encoding="utf-8")
+    step_env = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_SHA": merge,
+        "GITHUB_BASE_REF": "main",
+        "GITHUB_REPOSITORY": "acme/torch-builds",
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": "ghs_step",
+        "GITHUB_ACTOR": "maintainer",
+    }
+    done = run_cli(
+        "mark-green",
+        "--stack",
+        entry["name"],
+        "--fingerprint",
+        entry["fingerprint"],
+        "--branch",
+        entry["branch"],
+        *entry["packages"],
+        cwd=repo,
+        env=step_env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert github.statuses(merge) == []
+    assert [s["context"] for s in github.statuses(head)] == [f"ci-tools/{CPU_STACK}"]
+    assert "ghs_step" not in done.stdout + done.stderr

@@ -407,3 +407,40 @@ def test_what_does_not_fit_waits_for_the_next_run(tmp_path: Path, run_cli: CliRu
     wider = run_cli(*args, "--max-shards", "5", cwd=root, env={"GITHUB_OUTPUT": str(out)})
     assert wider.returncode == 0, wider.stderr
     assert len(json.loads(wider.stdout)["include"]) == 1082
+
+
+def test_over_1024_stacks_converge_over_successive_pushes(
+    tmp_path: Path, run_cli: CliRunner
+) -> None:
+    """Issue 19 item 6: 1,082 planned stacks, three pushes. Each run takes what fits, its
+    legs mark those green, and the next push plans the rest; then nothing is left."""
+    from tests.doubles.github.server import GitHubDouble
+    from tests.gitutil import commit_all, init, write
+
+    root = _synthetic_checkout(init(tmp_path / "repo"), pythons=2, sms=44)
+    commit_all(root, "catalog")
+    out = tmp_path / "output"
+    with GitHubDouble(lifetime=300) as github:
+        env = {
+            "GITHUB_OUTPUT": str(out),
+            "GITHUB_TOKEN": "ghs_plan",
+            "GITHUB_REPOSITORY": "acme/torch-builds",
+            "GITHUB_API_URL": github.url,
+        }
+        args = ("matrix", "--branch", "synthetic", "--group", "none", "--until-green")
+        built: list[int] = []
+        for push in range(3):
+            result = run_cli(*args, "--github-output", cwd=root, env=env)
+            assert result.returncode == 0, result.stderr
+            planned = json.loads(result.stdout)["include"]
+            built.append(len(planned))
+            head = subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+            ).stdout.strip()
+            for entry in planned:  # every leg passes and marks its stack green
+                github.seed_status(
+                    head, "success", f"ci-tools/{entry['name']}", f"inputs {entry['fingerprint']}"
+                )
+            write(root, "README.md", f"push {push}\n")
+            commit_all(root, f"docs {push}")
+        assert built == [1024, 58, 0]

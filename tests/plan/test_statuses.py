@@ -308,3 +308,23 @@ def test_read_only_is_the_doubles_fork_token(github: GitHubDouble) -> None:
     """The identity the mark-green tests use for a fork's GITHUB_TOKEN cannot write."""
     github.grant("ghs_fork", permissions=READ_ONLY)
     assert not github.identity("ghs_fork").may("statuses", "write")
+
+
+def test_without_pull_requests_read_the_commits_still_count(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plan job without `pull-requests: read`: GitHub refuses the pull request reads; the
+    greens on the commits HEAD reaches still count, and the notice says what is missing."""
+    first, _ = plan(capsys)
+    for stack, fingerprint in first.items():
+        green(capsys, stack, fingerprint, repo)
+    docs_push(repo, "# builds\nlater\n")
+    github.grant("ghs_no_pulls", permissions={"statuses": "read", "contents": "read"})
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_no_pulls")
+    scheduled, err = plan(capsys)
+    assert scheduled == {}
+    assert "pull requests not read (GitHub refused to list the pull requests of" in err
+    assert "HTTP 403" in err and "needs `pull-requests: read`" in err

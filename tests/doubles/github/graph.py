@@ -111,6 +111,9 @@ def route(
     """The answer to `rest` (the path after /repos/{o}/{r}); None: not one of these."""
     if method != "GET":
         return None
+    pulls = re.fullmatch(r"/commits/[^/]+/pulls|/pulls/.*", rest)
+    if pulls and not who.may("pull-requests", "read"):
+        return 403, {"message": "Resource not accessible by integration", "status": "403"}
     if m := re.fullmatch(r"/commits/([^/]+)/pulls", rest):
         sha = m.group(1)
         if not double.has_commit(sha):

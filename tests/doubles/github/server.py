@@ -21,7 +21,8 @@ statuses") and the JSON PyGithub's own replay data records (tests/data/github-*.
 * GET  /repos/{o}/{r}/commits/{sha}/pulls          the pull requests associated with a commit
   ("Commits": the merged pull request that introduced it, and open ones containing it)
 * GET  /repos/{o}/{r}/pulls/{n}, /pulls/{n}/commits a pull request, its commits (oldest first,
-  at most 250: "List commits on a pull request")
+  at most 250: "List commits on a pull request"); both pull request reads need
+  `pull-requests: read` (GitHub's permission table for GITHUB_TOKEN)
 * GET  /repos/{o}/{r}/environments/{name}          an environment ("Deployment environments"),
   404 when none; needs `actions: read`
 * GET  /repos/{o}/{r}/git/ref/tags/{tag}            a tag ("Git references"), 404 when none
@@ -67,8 +68,8 @@ TIME = "2026-11-22T04:00:00Z"
 ACTIONS_BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 NOT_ACCESSIBLE = (403, {"message": "Resource not accessible by integration", "status": "403"})
 # GITHUB_TOKEN's permissions in a trusted run of a workflow that grants them.
-WRITE = {"statuses": "write", "contents": "write", "actions": "read"}
-READ_ONLY = {"statuses": "read", "contents": "read", "actions": "read"}
+WRITE = {"statuses": "write", "contents": "write", "actions": "read", "pull-requests": "read"}
+READ_ONLY = {"statuses": "read", "contents": "read", "actions": "read", "pull-requests": "read"}
 
 
 @dataclass(frozen=True)
