@@ -122,8 +122,9 @@ def _green(
     fallback = f"--since {schedule.since}" if schedule.since is not None else "the full matrix"
     if not any(env.get(v, "").strip() for v in ("GITHUB_TOKEN", "GH_TOKEN")):
         ghoutput.notice(
-            "--until-green: no GitHub token (GITHUB_TOKEN / GH_TOKEN; a fork's pull request or a "
-            f"local run), so green records cannot be read: scheduling by {fallback}",
+            "--until-green: no GitHub token (GITHUB_TOKEN / GH_TOKEN: a local run, or a step "
+            "that does not pass it; a fork's pull request gets a read-only one, which reads), so "
+            f"green records cannot be read: scheduling by {fallback}",
             env,
         )
         return None
@@ -163,12 +164,19 @@ def _green(
         )
         return None
     _say_ignored(lookup, head.kind, schedule.trusted or statuses.DEFAULT_TRUSTED, env)
+    _say_found(lookup, len(head.by_stack), schedule.max_api_calls, env)
+    return lookup.green
+
+
+def _say_found(
+    lookup: statuses.Lookup, stacks: int, max_calls: int, env: Mapping[str, str]
+) -> None:
     bounds = (
         ""
         if lookup.complete
         else (
-            f"; stopped at --max-api-calls {schedule.max_api_calls} before answering every "
-            "stack: the rest are scheduled"
+            f"; stopped at --max-api-calls {max_calls} before answering every stack: the rest "
+            "are scheduled"
         )
     )
     pulled = (
@@ -177,11 +185,10 @@ def _green(
         else ""
     )
     ghoutput.notice(
-        f"--until-green: {len(lookup.green)} of {len(head.by_stack)} stacks are green at their "
-        f"current inputs ({lookup.commits_read} commits{pulled}, {lookup.calls} requests{bounds})",
+        f"--until-green: {len(lookup.green)} of {stacks} stacks are green at their current "
+        f"inputs ({lookup.commits_read} commits{pulled}, {lookup.calls} requests{bounds})",
         env,
     )
-    return lookup.green
 
 
 def _say_ignored(
