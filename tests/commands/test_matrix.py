@@ -346,8 +346,8 @@ def test_benchmark_script_runs_and_checks_its_sharding() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert re.search(r"cold start .* ratio \d+\.\dx", result.stdout)
-    assert "554 variants, --group none: 554 entries in 3 shards" in result.stdout
-    assert "--group stack: 278 entries in 2 shards" in result.stdout
+    assert "554 variants, --group none: 554 entries, 554 in 3 shards" in result.stdout
+    assert "--group stack: 278 entries, 278 in 2 shards" in result.stdout
     assert result.stdout.count("sharding right") == 2
 
 
