@@ -180,11 +180,13 @@ class Api:
         existing = self.find_release(tag)
         if existing is None:
             raise FailedError(f"GitHub says release {tag} exists, but it cannot be found")
-        return self.update_release(existing, name=name, body=body, commit=commit)
+        return self.update_release(existing, name=name, body=body, commit=commit, latest=latest)
 
     def update_release(
-        self, release: GitRelease, *, name: str, body: str, commit: str
+        self, release: GitRelease, *, name: str, body: str, commit: str, latest: bool = False
     ) -> GitRelease:
+        """`latest`: make it the repository's latest release; False leaves that as it is."""
+        extra = {"make_latest": "true"} if latest else {}
         # update_release sends draft=False unless told: keep a draft a draft.
         return self.call(
             f"update release {release.tag_name}",
@@ -194,6 +196,7 @@ class Api:
                 draft=release.draft,
                 prerelease=release.prerelease,
                 target_commitish=commit,
+                **extra,
             ),
         )
 
@@ -201,7 +204,14 @@ class Api:
         assets = self.call("list assets", lambda: list(release.get_assets()))
         return any(a.name == name for a in assets)
 
-    def replace_asset(self, release: GitRelease, *, name: str, data: bytes) -> None:
+    def replace_asset(
+        self,
+        release: GitRelease,
+        *,
+        name: str,
+        data: bytes,
+        content_type: str = "application/json",
+    ) -> None:
         """Upload `data` as asset `name`, deleting an asset of that name first.
 
         An upload retried after a 5xx may find its first try landed (422 already_exists):
@@ -212,7 +222,7 @@ class Api:
 
             def upload() -> None:
                 release.upload_asset_from_memory(
-                    io.BytesIO(data), len(data), name=name, content_type="application/json"
+                    io.BytesIO(data), len(data), name=name, content_type=content_type
                 )
 
             what = f"upload asset {name}"

@@ -143,13 +143,15 @@ class GitRepo:
         result = self._git("symbolic-ref", "--quiet", "--short", "HEAD")
         return result.stdout.strip() or None if result.ok else None
 
-    def recent_commits(self, head: str, count: int) -> tuple[str, ...]:
-        """`head` and the commits it reaches, newest first, at most `count`: through every
-        parent, so a pull request's merge commit reaches the pull request's own commits."""
-        result = self._git("rev-list", f"--max-count={count}", head, "--")
+    def recent_commits(self, head: str, count: int) -> tuple[tuple[str, int], ...]:
+        """`head` and the commits it reaches, newest first, at most `count`, each with its
+        number of parents: through every parent, so a merge commit (a pull request's, or
+        one made by merging it) reaches the pull request's own commits."""
+        result = self._git("rev-list", "--parents", f"--max-count={count}", head, "--")
         if not result.ok:
             raise InputError(f"`git rev-list {head}` failed: {result.stderr.strip()}")
-        return tuple(result.stdout.split())
+        rows = (line.split() for line in result.stdout.splitlines())
+        return tuple((row[0], len(row) - 1) for row in rows if row)
 
 
 def branch_from_env(env: Mapping[str, str]) -> str | None:

@@ -1,5 +1,18 @@
-"""`ci-tools release --branch B --results DIR [--org ORG] [--dry-run]`, and
-`ci-tools release --branch B --org ORG --list-published`."""
+"""`ci-tools release --branch B --results DIR [--planned PATH] [--org ORG] [--dry-run]`,
+`ci-tools release --branch B --org ORG --list-published`, and
+`ci-tools release --branch B --preflight [--dry-run] [--environment NAME]`.
+
+A release means what it says:
+* it is made only when something was published (a dry run: would be); otherwise nothing is
+  written and the exit is 1, naming why;
+* it is the repository's latest release only when it is `main`'s and nothing failed;
+* its tag must sit on the planned commit (`ship.target`), else exit 2 and nothing written;
+* records of another commit are not this build's: left out, with a notice; a planned
+  variant without a record of this commit failed;
+* over 100,000 characters the notes summarise and attach the full table (`ship.notes`);
+* `--preflight`, run by the plan job before any build, stops a release that could not
+  publish (`ship.preflight`).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common
+from ci_tools.commands import _common, _release_checks
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -22,6 +35,7 @@ if TYPE_CHECKING:
     from ci_tools.build.results import ResultRecord
     from ci_tools.catalog.model import Branch
     from ci_tools.catalog.variants import Variant
+    from ci_tools.ship.notes import Body
     from ci_tools.ship.release import Notes
 
 # Bounded in total time so a GitHub outage fails the job instead of hanging it.
@@ -55,6 +69,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
     )
+    parser.add_argument(
+        "--preflight",
+        action="store_true",
+        help="only check that a release could publish (the lock committed, FLOX_FLOXHUB_TOKEN "
+        "set, the environment there); exit 2 naming what is missing; a dry run only says it",
+    )
+    parser.add_argument(
+        "--environment",
+        default="release",
+        metavar="NAME",
+        help="--preflight: the deployment environment that holds FLOX_FLOXHUB_TOKEN "
+        "(default: release)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     catalog = _common.load(args)
     branch = catalog.branch(args.branch)
     settings = github_api.settings_from_env(os.environ)
+    if args.preflight:
+        return _release_checks.preflight(args, settings, POLICY)
     commit = release.validate_commit(os.environ.get("GITHUB_SHA") or _head_commit())
     branch_variants = tuple(variants.expand(catalog, branch.name))
     if args.list_published:
@@ -73,7 +102,6 @@ def run(args: argparse.Namespace) -> int:
         for name in _published(settings, branch.name, commit, args.org, names):
             print(name)
         return 0
-    records = _run_records(args.results, branch.name, branch_variants)
     target = _Target(
         branch=branch,
         commit=commit,
@@ -84,23 +112,46 @@ def run(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(settings.redact(line), flush=True)
 
+    planned = _planned(args.planned, branch.name)
+    records = _run_records(args.results, target, bool(args.planned), say)
     api = github_api.connect(settings, POLICY, say)
+    return _release(args, api, target, records, planned, say)
+
+
+def _release(
+    args: argparse.Namespace,
+    api: github_api.Api,
+    target: _Target,
+    records: list[ResultRecord],
+    planned: list[str],
+    say: Callable[[str], None],
+) -> int:
+    from ci_tools.ship import notes as notes_text
+    from ci_tools.ship import release
+    from ci_tools.ship import target as tag_target
+
     existing = api.find_release(target.tag)
+    tag_target.check(api, existing, target.tag, target.commit)
     records = _with_previous_records(api, existing, records, target)
     notes = release.build_notes(
-        branch=branch,
-        variants=branch_variants,
+        branch=target.branch,
+        variants=target.variants,
         records=records,
-        commit=commit,
+        commit=target.commit,
         org=args.org,
-        planned=_planned(args.planned, branch.name),
+        planned=planned,
     )
-    body = release.render_notes(notes, release.templates_dir(_common.catalog_path(args)))
+    body = notes_text.release_body(notes, notes_text.templates_dir(_common.catalog_path(args)))
+    if not (notes.publishable if args.dry_run else notes.published):
+        _say_body(body, say)
+        return _release_checks.nothing_published(
+            notes, target.branch.name, existing, dry_run=args.dry_run, say=say
+        )
     if args.dry_run:
         _say_what_would_change(api, existing, target, notes, body, say)
     else:
         _write_release(api, existing, target, notes, body, records, say)
-    return _conclude(notes, branch.name, say)
+    return _conclude(notes, target.branch.name, say)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,19 +178,30 @@ def _check_options(args: argparse.Namespace) -> None:
         publish.validate_org(args.org)
     if args.list_published and args.org is None:
         raise InputError("--list-published needs --org ORG: a variant is published to one org")
-    if not args.list_published and args.results is None:
+    if not (args.list_published or args.preflight) and args.results is None:
         raise InputError("--results DIR is required: the folder of the result records")
 
 
 def _run_records(
-    folder: Path, branch: str, branch_variants: Sequence[Variant]
+    folder: Path, target: _Target, planned: bool, say: Callable[[str], None]
 ) -> list[ResultRecord]:
-    """This run's records, each of a variant of `branch` (bad input, exit 2, before GitHub)."""
+    """This run's records of the planned commit, each of a variant of the branch (bad input,
+    exit 2, before GitHub). With a plan, a missing or empty folder is no records: every
+    planned variant then failed (its job was cancelled, or never started)."""
     from ci_tools.build import results
     from ci_tools.ship import release
 
-    records = results.load_dir(folder)
-    release.check_records(records, branch, (v.name for v in branch_variants))
+    if planned and (not folder.is_dir() or not any(folder.rglob(f"*{results.RESULT_SUFFIX}"))):
+        say(f"{folder}: no result records: no planned variant wrote one")
+        return []
+    records, other = release.of_commit(results.load_dir(folder), target.commit)
+    if other:
+        named = sorted(f"{r.variant} @ {str(r.commit)[:12]}" for r in other)
+        say(
+            f"left out {len(other)} records of another commit than {target.commit[:12]} "
+            f"({', '.join(named[:10])}): they say nothing of this build"
+        )
+    release.check_records(records, target.branch.name, (v.name for v in target.variants))
     return records
 
 
@@ -170,19 +232,38 @@ def _say_what_would_change(
     existing: GitRelease | None,
     target: _Target,
     notes: Notes,
-    body: str,
+    body: Body,
     say: Callable[[str], None],
 ) -> None:
     if existing is None:
-        say(f"would create release {notes.tag} ({notes.name}) at {target.commit}")
+        latest = " as the latest release" if _latest(target, notes) else ""
+        say(f"would create release {notes.tag} ({notes.name}) at {target.commit}{latest}")
         say(f"would upload asset {target.asset}")
     else:
         draft = " (a draft, kept as draft)" if existing.draft else ""
         say(f"would update release {notes.tag}{draft}: {existing.html_url}")
         replaced = api.existing_asset(existing, target.asset)
         say(f"would {'replace' if replaced else 'upload'} asset {target.asset}")
+    if body.table is not None:
+        say(f"would attach the full notes as {_table(notes)} (over {len(body.text)} characters)")
+    _say_body(body, say)
+
+
+def _say_body(body: Body, say: Callable[[str], None]) -> None:
     say("release notes:")
-    sys.stdout.write(body)
+    sys.stdout.write(body.text)
+
+
+def _latest(target: _Target, notes: Notes) -> bool:
+    """Only the default branch's release is "latest" (the CUDA branches sit beside it), and
+    only when nothing failed: the latest release is what a person installs from."""
+    return target.branch.name == "main" and not notes.failed
+
+
+def _table(notes: Notes) -> str:
+    from ci_tools.ship import notes as notes_text
+
+    return notes_text.table_name(notes.tag)
 
 
 def _write_release(
@@ -190,29 +271,32 @@ def _write_release(
     existing: GitRelease | None,
     target: _Target,
     notes: Notes,
-    body: str,
+    body: Body,
     records: Sequence[ResultRecord],
     say: Callable[[str], None],
 ) -> None:
     from ci_tools.ship import release
 
     data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
+    latest = _latest(target, notes)
     if existing is None:
-        # Only the default branch's release is "latest": the CUDA branches sit beside it.
         made = api.create_release(
-            tag=notes.tag,
-            name=notes.name,
-            body=body,
-            commit=target.commit,
-            latest=target.branch.name == "main",
+            tag=notes.tag, name=notes.name, body=body.text, commit=target.commit, latest=latest
         )
         say(f"created release {notes.tag}: {made.html_url}")
     else:
-        made = api.update_release(existing, name=notes.name, body=body, commit=target.commit)
+        made = api.update_release(
+            existing, name=notes.name, body=body.text, commit=target.commit, latest=latest
+        )
         state = " (kept as draft)" if made.draft else ""
         say(f"updated release {notes.tag}{state}: {made.html_url}")
     api.replace_asset(made, name=target.asset, data=data)
     say(f"attached {target.asset}")
+    if body.table is not None:
+        api.replace_asset(
+            made, name=_table(notes), data=body.table.encode(), content_type="text/markdown"
+        )
+        say(f"attached {_table(notes)}: the notes are too long for a release body")
 
 
 def _conclude(notes: Notes, branch: str, say: Callable[[str], None]) -> int:

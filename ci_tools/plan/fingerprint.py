@@ -9,7 +9,8 @@ Inputs, and nothing else:
 * the catalog facts that reach the build or its checks (`build_facts`);
 * `.flox/env/manifest.toml` and `.flox/env/manifest.lock`;
 * the normalisation used (Nix's parse, or raw bytes without Nix), so the two never compare
-  equal by accident.
+  equal by accident; the fingerprint's text also names it (`kinds`: `nix-...`, `raw-...`),
+  so that no reader compares fingerprints of two kinds.
 The nixpkgs pin reaches it twice: as a catalog fact, and as the text of the recipe or pin
 file that names it. Docs, tests, `.flox/.gitignore`, templates and line numbers are not inputs.
 
@@ -29,13 +30,12 @@ from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
 from ci_tools.catalog.variants import Variant
 from ci_tools.plan.checkout import Tree
+from ci_tools.plan.kinds import FingerprintKind, compose
 from ci_tools.plan.nixinputs import NixFile, NixReader, resolve
 
 _SHARED = (f"{layout.NIX_DIR}/", f"{layout.PKGS_DIR}/lib/")
 ENV_FILES = (layout.MANIFEST, layout.MANIFEST_LOCK)
 FINGERPRINT_VERSION = 1
-# Hex digits of the fingerprint: 128 bits, and short enough for a status description.
-_LENGTH = 32
 
 
 def recipe_files(
@@ -50,8 +50,9 @@ def recipe_files(
 
 @dataclass(frozen=True, kw_only=True)
 class Fingerprints:
-    by_stack: Mapping[str, str]
+    by_stack: Mapping[str, str]  # stack -> `<kind>-<hex>`
     problems: tuple[str, ...]  # references to nothing, files Nix cannot parse
+    kind: FingerprintKind
 
 
 class Fingerprinter:
@@ -59,6 +60,10 @@ class Fingerprinter:
 
     def __init__(self, reader: NixReader) -> None:
         self.reader = reader
+
+    @property
+    def kind(self) -> FingerprintKind:
+        return FingerprintKind.NIX if self.reader.use_nix else FingerprintKind.RAW
 
     def stacks(
         self,
@@ -96,8 +101,8 @@ class Fingerprinter:
                 "members": [per_variant[m] for m in members],
             }
             text = json.dumps(document, sort_keys=True, separators=(",", ":"))
-            out[stack] = hashlib.sha256(text.encode()).hexdigest()[:_LENGTH]
-        return Fingerprints(by_stack=out, problems=problems)
+            out[stack] = compose(self.kind, hashlib.sha256(text.encode()).hexdigest())
+        return Fingerprints(by_stack=out, problems=problems, kind=self.kind)
 
     def _graph(
         self, tree: Tree, folders: Mapping[str, list[str]], starts: Iterable[str]

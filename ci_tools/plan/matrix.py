@@ -29,6 +29,11 @@ from ci_tools.plan.runners import Inventory, Placement
 # GitHub runs at most 256 jobs from one matrix.
 SHARD_SIZE = 256
 DEFAULT_MAX_SHARDS = 4
+# GitHub: "Outputs can be a maximum of 1 MB per job ... Size is approximated based on UTF-16
+# encoding" (docs: "Passing information between jobs"). The matrices' share of the plan job's
+# outputs, in UTF-16 bytes; the rest (count, shards, flags) stays far below the difference.
+MATRIX_OUTPUT_BUDGET = 900_000
+_EMPTY_MATRIX = '{"include":[]}'
 
 T = TypeVar("T")
 
@@ -251,6 +256,26 @@ def shard(items: Sequence[T], max_shards: int = DEFAULT_MAX_SHARDS) -> list[tupl
         out.append(tuple(items[start : start + size]))
         start += size
     return out
+
+
+def fit(matrix_rows: Sequence[Row], max_shards: int = DEFAULT_MAX_SHARDS) -> int:
+    """How many of `matrix_rows`, from the first, one run can take: at most `max_shards`
+    matrices of SHARD_SIZE entries, and their JSON within MATRIX_OUTPUT_BUDGET. The rest wait
+    for the next run (with --until-green a later push plans them, as the first turn green)."""
+    limit = min(len(matrix_rows), max_shards * SHARD_SIZE)
+    used = 0
+    for index, row in enumerate(matrix_rows[:limit]):
+        # Each row and its comma, and each shard's `{"include":[]}` as the shards grow.
+        used += _utf16(json.dumps(row, separators=(",", ":"))) + 2
+        if index % SHARD_SIZE == 0:
+            used += _utf16(_EMPTY_MATRIX)
+        if used > MATRIX_OUTPUT_BUDGET:
+            return index
+    return limit
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le"))
 
 
 def github_outputs(

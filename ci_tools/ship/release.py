@@ -1,6 +1,7 @@
 """The GitHub release of one branch at one commit: tag, outcome table, notes, merged summary.
 
-Pure: records and the catalog in, text and JSON out. `ci_tools.base.github_api` does the talking.
+Pure: records and the catalog in, text and JSON out. `ci_tools.ship.notes` renders the notes;
+`ci_tools.base.github_api` does the talking.
 
 Tag scheme: `<branch>-<first 12 hex digits of the commit>`, e.g. `cuda-12_9-1a2b3c4d5e6f`.
 Catalog branch names are unique and the commit pins the recipes, so one tag names exactly one
@@ -14,17 +15,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
 from ci_tools.build.results import SCHEMA, PublishStatus, ResultRecord, Status
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Branch
 from ci_tools.catalog.variants import Variant
 
-NOTES_TEMPLATE = "release-notes.md.j2"
 SHORT_SHA = 12
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -134,6 +132,21 @@ class Notes:
     @property
     def failed(self) -> tuple[Row, ...]:
         return tuple(r for r in self.rows if r.outcome.failed)
+
+    @property
+    def publishable(self) -> tuple[Row, ...]:
+        """Published, or would be but for a dry run."""
+        return tuple(r for r in self.rows if r.outcome in (Outcome.PUBLISHED, Outcome.DRY_RUN))
+
+
+def of_commit(
+    records: Sequence[ResultRecord], commit: str
+) -> tuple[list[ResultRecord], list[ResultRecord]]:
+    """The records of `commit` (or that name none), and those of another commit: a record
+    of another build says nothing about this one, and is never listed as published here."""
+    mine = [r for r in records if r.commit is None or r.commit.lower() == commit]
+    other = [r for r in records if r.commit is not None and r.commit.lower() != commit]
+    return mine, other
 
 
 def check_records(records: Sequence[ResultRecord], branch: str, known: Iterable[str]) -> None:
@@ -247,31 +260,6 @@ def _size(size: int | None) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
-
-
-def render_notes(notes: Notes, templates_dir: Path) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
-
-    env = Environment(
-        loader=FileSystemLoader(str(templates_dir)),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,  # noqa: S701  Markdown for GitHub, not HTML
-    )
-    try:
-        template = env.get_template(NOTES_TEMPLATE)
-    except TemplateNotFound:
-        raise InputError(
-            f"{templates_dir / NOTES_TEMPLATE}: release notes template not found; "
-            f"run ci-tools in the build repository's root"
-        ) from None
-    return template.render(notes=notes)
-
-
-def templates_dir(catalog_path: Path) -> Path:
-    return catalog_path.parent / layout.TEMPLATES_DIR
 
 
 def asset_name(tag: str) -> str:

@@ -4,6 +4,7 @@ pure rules, then `ci-tools matrix` on real git repositories."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -138,7 +139,7 @@ def test_matrix_in_a_checkout_without_catalog(tmp_path: Path, run_cli: CliRunner
     assert not any("fingerprint" in e for e in stacks)
     fingerprinted = json.loads(run_cli("matrix", "--fingerprints", cwd=root).stdout)["include"]
     assert [{k: v for k, v in e.items() if k != "fingerprint"} for e in fingerprinted] == stacks
-    assert all(len(e["fingerprint"]) == 32 for e in fingerprinted)
+    assert all(re.fullmatch(r"(nix|raw)-[0-9a-f]{32}", e["fingerprint"]) for e in fingerprinted)
 
 
 def test_names_outside_the_grammar_exit_2_naming_each_file(

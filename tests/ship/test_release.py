@@ -219,23 +219,6 @@ def test_merge_previous_refuses_another_commit_and_a_bad_asset(catalog: Catalog)
         release.merge_previous(previous, [], commit=notes.commit, source="asset")
 
 
-def test_notes_render_golden(catalog: Catalog, repo_root: Path) -> None:
-    notes, _ = _notes(catalog)
-    text = release.render_notes(notes, repo_root / "templates")
-    assert "| PyTorch | 2.9.1 |" in text
-    assert "| TorchVision | 0.24.0 |" in text
-    assert "| CUDA | 12.9.1 |" in text
-    _check_golden("release-notes-cuda-12_9.md", text)
-
-
-def test_missing_template_is_bad_input(catalog: Catalog, tmp_path: Path) -> None:
-    notes, _ = _notes(catalog)
-    with pytest.raises(
-        InputError, match=r"release-notes\.md\.j2: release notes template not found"
-    ):
-        release.render_notes(notes, tmp_path)
-
-
 def test_summary_holds_outcome_and_record_of_every_variant(catalog: Catalog) -> None:
     notes, records = _notes(catalog)
     data = json.loads(json.dumps(release.summary(notes, records)))

@@ -1,0 +1,68 @@
+"""What `matrix` and `mark-green` both read: the branch's variants (from the catalog, or from
+the recipe files where there is none) and the runner inventory, with their options."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+
+from ci_tools.catalog import layout
+from ci_tools.commands import _common
+from ci_tools.plan import source
+from ci_tools.plan.checkout import Checkout
+from ci_tools.plan.runners import Inventory, default_inventory, load_inventory
+
+
+def add_branch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--branch",
+        metavar="B",
+        type=_common.branch_name,
+        help="the catalog branch (default: the current git branch if the catalog has it, "
+        "else main); without a catalog, only the entries' branch field",
+    )
+
+
+def add_ignore_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"without a catalog: a file or folder directly under {layout.PKGS_DIR}/ (by name, "
+        "without .nix) that is not a variant (repeatable)",
+    )
+
+
+def add_runners_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--runners",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help=f"the runner inventory (default: {layout.RUNNERS} in the current directory if "
+        "present, else one pool per platform with the default labels)",
+    )
+
+
+def variants(args: argparse.Namespace, env: Mapping[str, str], checkout: Checkout) -> source.Source:
+    catalog_path = _common.catalog_path(args)
+    if args.catalog is not None or catalog_path.is_file():
+        return source.from_catalog(_common.load(args), catalog_path, args.branch, checkout, env)
+    return source.discovered(checkout, ignore=args.ignore, branch=args.branch, env=env)
+
+
+def inventory(path: Path | None, cwd: Path, sms: frozenset[str] | None) -> Inventory:
+    if path is None:
+        path = cwd / layout.RUNNERS
+        if not path.is_file():
+            return default_inventory()
+    return load_inventory(path, _display(path, cwd), known_sms=sms)
+
+
+def _display(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(cwd.resolve()))
+    except ValueError:
+        return str(path)
