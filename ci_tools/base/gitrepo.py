@@ -14,6 +14,8 @@ from ci_tools.base import proc
 from ci_tools.base.errors import InputError
 
 _TIMEOUT = 120
+# The Nix files a fingerprint reads, all together: a real repository's are a few megabytes.
+MAX_BLOBS_BYTES = 256 << 20
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,6 +26,10 @@ class GitRepo:
         result = proc.run(["git", *args], cwd=self.root, timeout=_TIMEOUT)
         if result.timed_out:
             raise InputError(f"`git {' '.join(args)}` in {self.root} took over {_TIMEOUT} s")
+        if result.truncated:
+            raise InputError(
+                f"`git {' '.join(args)}` in {self.root} printed over {proc.MAX_OUTPUT} bytes"
+            )
         return result
 
     def toplevel(self) -> Path | None:
@@ -112,9 +118,15 @@ class GitRepo:
             cwd=self.root,
             stdin=("\n".join(wanted) + "\n").encode(),
             timeout=_TIMEOUT,
+            max_output=MAX_BLOBS_BYTES,
         )
         if not result.ok:
             raise InputError(f"`git cat-file --batch` failed: {result.stderr.strip()}")
+        if result.truncated:
+            raise InputError(
+                f"the {len(wanted)} files git was asked for hold over {MAX_BLOBS_BYTES} bytes: "
+                "not the Nix files of a build repository"
+            )
         out: dict[str, bytes] = {}
         data = result.stdout
         at = 0

@@ -78,11 +78,12 @@ def run(
     env: Mapping[str, str] | None = None,
     timeout: float | None = 600,
     stdin: str | None = None,
-    max_output: int = MAX_OUTPUT,
+    max_output: int | None = None,
 ) -> CommandResult:
     """Run a command to completion and capture its output. Never raises for a non-zero exit.
 
-    Each stream keeps its first `max_output` bytes; `truncated` says when there was more."""
+    Each stream keeps its first `max_output` bytes (default MAX_OUTPUT); `truncated` says
+    when there was more."""
     done = _capture(
         argv,
         cwd=cwd,
@@ -122,7 +123,7 @@ def run_bytes(
     cwd: Path | None = None,
     timeout: float | None = 600,
     stdin: bytes | None = None,
-    max_output: int = MAX_OUTPUT,
+    max_output: int | None = None,
 ) -> BytesResult:
     """`run` for output that must stay bytes (`git cat-file --batch` counts its sizes in
     bytes; text decoding would shift them and lose the bytes a hash must see)."""
@@ -231,7 +232,7 @@ def _capture(
     env: Mapping[str, str] | None,
     timeout: float | None,
     stdin: bytes | None,
-    max_output: int,
+    max_output: int | None,
 ) -> _Captured:
     """Run to completion, keeping the first `max_output` bytes of stdout and of stderr and
     draining the rest, so a child that prints without end costs a bounded amount."""
@@ -243,7 +244,8 @@ def _capture(
         stdin=subprocess.PIPE if stdin is not None else None,
         stderr=subprocess.PIPE,
     )
-    heads = (bounded.Head(max_output), bounded.Head(max_output))
+    limit = MAX_OUTPUT if max_output is None else max_output
+    heads = (bounded.Head(limit), bounded.Head(limit))
     threads = [
         threading.Thread(target=_drain, args=(pipe, head.feed), daemon=True)
         for pipe, head in zip((process.stdout, process.stderr), heads, strict=True)

@@ -193,5 +193,5 @@ def test_a_catalog_that_is_no_regular_file_is_refused(tmp_path: Path, kind: str)
         path.symlink_to("/dev/zero")
     else:
         os.mkfifo(path)
-    with pytest.raises(SourceError, match="catalog.yaml:1: not a regular file"):
+    with pytest.raises(SourceError, match=r"catalog\.yaml:1: not a regular file"):
         load_yaml(path, "catalog.yaml")
