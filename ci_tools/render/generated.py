@@ -5,7 +5,7 @@ rendering writes to (not below it): it writes missing and stale ones, deletes ge
 the catalog no longer produces, and never touches anything else; a file without the header
 where the rendering puts one is reported instead.
 
-Writing is one transaction (`fsutil.Transaction`): every new file is staged in full inside the
+Writing is one transaction (`transaction.Transaction`): every new file is staged in full inside the
 output folder, a journal is committed, then the files are renamed into place. A run killed
 before the commit leaves the folder as it was; one killed after it is finished by the next
 run. `--check` reports what an interrupted run left behind.
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ci_tools.base import fsutil
+from ci_tools.base import transaction
 from ci_tools.base.errors import InputError
 from ci_tools.render.recipes import RenderedFile, is_generated
 
@@ -71,7 +71,7 @@ def plan(out_dir: Path, files: Iterable[RenderedFile]) -> Plan:
         extra=tuple(extra),
         foreign=tuple(sorted(foreign)),
         unchanged=unchanged,
-        leftovers=tuple(fsutil.leftovers(out_dir, [out_dir / f for f in folders])),
+        leftovers=tuple(transaction.leftovers(out_dir, [out_dir / f for f in folders])),
         folders=folders,
     )
 
@@ -106,7 +106,7 @@ def apply(plan: Plan, also: Sequence[tuple[Path, str]] = ()) -> list[str]:
     rendered = [(plan.out_dir / f.path, f.text) for f in (*plan.missing, *plan.stale)]
     deletes = [plan.out_dir / path for path in plan.extra]
     folders = tuple(plan.out_dir / folder for folder in plan.folders)
-    return fsutil.Transaction(plan.out_dir, folders).run([*rendered, *also], deletes)
+    return transaction.Transaction(plan.out_dir, folders).run([*rendered, *also], deletes)
 
 
 def _check_paths(files: Sequence[RenderedFile]) -> None:
