@@ -32,7 +32,11 @@ def _generate(work: Path, branch: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "ci_tools", "generate", "--branch", branch, "--out", "out", *extra],
         cwd=work,
-        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(harness.REPO_ROOT)},
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": str(harness.REPO_ROOT),
+            "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
+        },
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

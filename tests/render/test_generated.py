@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -130,28 +129,48 @@ def test_an_uncommitted_staging_folder_is_reported_then_removed(tmp_path: Path) 
         ".a.nix.abcd1234.tmp",
         transaction.STAGING,
     ]
-    done = generated.apply(plan)
+    done = generated.recover(tmp_path, files, [tmp_path])
     assert len(done) == 2
+    generated.apply(plan)
     assert _tree(tmp_path) == {"a.nix": f"{HEADER}\nold\n".encode()}
     assert generated.plan(tmp_path, files).current
 
 
-def test_a_committed_journal_is_finished_by_the_next_run(tmp_path: Path) -> None:
+def _killed_after_the_first_rename(
+    root: Path, files: list[RenderedFile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leave what a run killed right after its first rename leaves: a committed journal (and
+    its witness), the first file new, the rest still staged."""
+    real = Path.replace
+    calls = []
+
+    def replace(self: Path, target: Path) -> Path:
+        calls.append(target)
+        if len(calls) == 3:  # 1: the journal's commit, 2: the first file
+            raise KeyboardInterrupt
+        return real(self, target)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "replace", replace)
+        with pytest.raises(KeyboardInterrupt):
+            generated.apply(generated.plan(root, files))
+
+
+def test_a_committed_journal_is_finished_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("a", "b"):
         (tmp_path / f"{name}.nix").write_text(f"{HEADER}\nold {name}\n", encoding="utf-8")
     (tmp_path / "gone.nix").write_text(f"{HEADER}\ngone\n", encoding="utf-8")
     files = [_file("a.nix", "new a"), _file("b.nix", "new b")]
-    # What a run killed right after its first rename leaves: a committed journal, a.nix new.
-    staging = tmp_path / transaction.STAGING
-    staging.mkdir()
-    (staging / "1.new").write_text(files[1].text, encoding="utf-8")
-    (tmp_path / "a.nix").write_text(files[0].text, encoding="utf-8")
-    journal = {"writes": [["0.new", "a.nix"], ["1.new", "b.nix"]], "deletes": ["gone.nix"]}
-    (staging / "journal.json").write_text(json.dumps(journal), encoding="utf-8")
+    _killed_after_the_first_rename(tmp_path, files, monkeypatch)
+    assert (tmp_path / "a.nix").read_text(encoding="utf-8") == files[0].text
+    assert (tmp_path / "b.nix").read_text(encoding="utf-8") == f"{HEADER}\nold b\n"
     assert transaction.Transaction(tmp_path).recover() == [
         "finished an interrupted generate (3 files)"
     ]
     assert _tree(tmp_path) == {f.path: f.text.encode() for f in files}
+    assert not list(transaction.witness_dir().iterdir())
 
 
 def test_an_unwritable_folder_is_refused_before_anything_changes(
