@@ -14,6 +14,7 @@ from ci_tools.base import proc
 from ci_tools.base.errors import InputError
 
 _TIMEOUT = 120
+_SYMLINK_MODE = "120000"
 # The Nix files a fingerprint reads, all together: a real repository's are a few megabytes.
 MAX_BLOBS_BYTES = 256 << 20
 
@@ -93,6 +94,11 @@ class GitRepo:
 
     def tree(self, commit: str, directory: str = "") -> dict[str, str]:
         """Every file at `commit` (under `directory`, a path from the top): path -> blob id."""
+        return self.entries(commit, directory)[0]
+
+    def entries(self, commit: str, directory: str = "") -> tuple[dict[str, str], frozenset[str]]:
+        """`tree`, and which of its paths are symbolic links (mode 120000: the blob holds the
+        link's target, not the file's content)."""
         args = ["ls-tree", "-r", "-z", "--full-tree", commit]
         if directory:
             args += ["--", directory.rstrip("/") + "/"]
@@ -100,13 +106,16 @@ class GitRepo:
         if not result.ok:
             raise InputError(f"`git ls-tree {commit}` failed: {result.stderr.strip()}")
         out: dict[str, str] = {}
+        links: set[str] = set()
         for record in result.stdout.split("\0"):
             meta, _, path = record.partition("\t")
             fields = meta.split()
             # Submodules are commits, not files: nothing of theirs is read.
             if len(fields) == 3 and fields[1] == "blob":
                 out[path] = fields[2]
-        return out
+                if fields[0] == _SYMLINK_MODE:
+                    links.add(path)
+        return out, frozenset(links)
 
     def blobs(self, ids: Sequence[str]) -> dict[str, bytes]:
         """The contents of blobs, by id, from one `git cat-file --batch`."""
