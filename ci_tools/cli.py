@@ -69,11 +69,15 @@ MAX_QUOTED = 300
 
 
 def _check_lengths(args: Sequence[str]) -> None:
-    for number, arg in enumerate(args, start=1):
+    for number, arg in enumerate(args):
         if len(arg) > MAX_ARGUMENT:
+            option, _, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+            if not option and number > 0 and args[number - 1].startswith("-"):
+                option = args[number - 1]
+            which = f"argument {option}" if option else f"argument {number + 1}"
             _Parser(prog="ci-tools").error(
-                f"argument {number} ({arg[:40]!r}...) is {len(arg)} characters long; "
-                f"no value ci-tools takes is over {MAX_ARGUMENT}"
+                f"{which}: a value of {len(value)} characters ({value[:40]!r}...); no value "
+                f"ci-tools takes is over {MAX_ARGUMENT}"
             )
 
 

@@ -14,7 +14,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_tools.base import fsutil
+from ci_tools.base import bounded, fsutil
 from ci_tools.base.errors import EXIT_OK, FailedError, InputError
 from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
@@ -94,6 +94,9 @@ def _locked(out_dir: Path, *, shared: bool) -> contextlib.AbstractContextManager
     )
 
 
+MAX_README_BYTES = 4 << 20
+
+
 def _readme_update(
     root: Path, out_dir: Path, catalog: Catalog, env: jinja2.Environment
 ) -> tuple[Path, str] | None:
@@ -106,7 +109,10 @@ def _readme_update(
     path = root / layout.README
     if out_dir.resolve() != (root / layout.PKGS_DIR).resolve() or not path.is_file():
         return None
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = bounded.read_text(path, MAX_README_BYTES)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read it: {exc}") from None
     new_text = readme.splice(text, readme.render_blocks(catalog, env), layout.README)
     return None if new_text == text else (path, new_text)
 

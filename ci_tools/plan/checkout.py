@@ -62,8 +62,9 @@ def dir_tree(root: Path) -> Tree:
             if path.is_symlink():  # as git stores one: its target's text
                 targets[rel] = str(path.readlink())
                 files[rel] = hashlib.sha256(os.fsencode(targets[rel])).hexdigest()
-            elif path.is_file():
-                files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+            elif path.is_file():  # hashed as it is read: a huge file costs no memory
+                with path.open("rb") as handle:
+                    files[rel] = hashlib.file_digest(handle, "sha256").hexdigest()
 
     def load(paths: Sequence[str]) -> Mapping[str, bytes]:
         return {p: (root / p).read_bytes() for p in paths}

@@ -141,6 +141,17 @@ def readme_linked_out(work: Path, outside: Path, rng: random.Random) -> bool:
     return False
 
 
+def readme_is_a_device_or_huge(work: Path, outside: Path, rng: random.Random) -> bool:
+    (work / "README.md").unlink()
+    if rng.random() < 0.5:
+        (work / "README.md").symlink_to("/dev/zero")
+    else:
+        with (outside / "huge").open("wb") as handle:
+            handle.truncate(64 << 20)  # sparse: costs no disk
+        (work / "README.md").symlink_to(outside / "huge")
+    return True
+
+
 def stray_temp_linked_out(work: Path, outside: Path, rng: random.Random) -> bool:
     (work / PKGS / f".{_recipe(work, rng).name}.abcd1234.tmp").symlink_to(outside / "precious")
     return False
@@ -156,6 +167,7 @@ MOVES: tuple[Move, ...] = (
     staging_linked_out,
     journal_is_a_device_or_fifo,
     readme_linked_out,
+    readme_is_a_device_or_huge,
     stray_temp_linked_out,
 )
 # Moves that take the folder they act in away from the checkout come first, so that the
