@@ -96,7 +96,9 @@ def _reservation(path: Path) -> Path:
 def reserve_space(path: Path, size: int) -> None:
     """Set `size` bytes aside beside `path` (allocated, not a sparse file)."""
     reservation = _reservation(path)
-    fd = os.open(reservation, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # O_NOFOLLOW: a link planted under that name is refused, never written through.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(reservation, flags, 0o600)
     try:
         try:
             os.posix_fallocate(fd, 0, size)
