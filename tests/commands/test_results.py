@@ -17,49 +17,15 @@ import pytest
 
 from ci_tools.build import flox_build, results
 from ci_tools.build.results import Status
+from tests.build import fakeflox
 from tests.conftest import CliRunner
 
 VARIANT = "pytorch-python313-cpu-avx2"
 
-# A flox that prints FLOOD (LINESxBYTES) of log, fills the file FILL until the disk is full,
-# then succeeds as `flox build` does: a result-VARIANT link to its store path.
-FLOX = """\
-#!{python}
-import os, sys
-from pathlib import Path
-
-variant = sys.argv[2]
-lines, width = (int(n) for n in os.environ.get("FLOOD", "0x0").split("x"))
-for _ in range(lines):
-    sys.stdout.write("y" * width + "\\n")
-if os.environ.get("FILL"):
-    fd = os.open(os.environ["FILL"], os.O_WRONLY | os.O_CREAT)
-    try:
-        while True:
-            os.write(fd, b"\\0" * 65536)
-    except OSError:
-        pass
-store = Path(os.environ["STORE"]) / ("0000-" + variant)
-store.mkdir(parents=True, exist_ok=True)
-link = Path.cwd() / ("result-" + variant)
-if link.is_symlink():
-    link.unlink()
-link.symlink_to(store)
-print("built " + variant, flush=True)
-"""
-
 
 @pytest.fixture
 def flox_env(tmp_path: Path) -> dict[str, str]:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    flox = bindir / "flox"
-    flox.write_text(FLOX.format(python=sys.executable), encoding="utf-8")
-    flox.chmod(0o755)
-    return {
-        "PATH": os.pathsep.join([str(bindir), os.environ.get("PATH", "")]),
-        "STORE": str(tmp_path / "store"),
-    }
+    return fakeflox.env(tmp_path)
 
 
 def _build(run_cli: CliRunner, repo_root: Path, cwd: Path, env: dict[str, str], out: Path) -> str:
@@ -76,7 +42,7 @@ def test_a_log_of_huge_lines_makes_a_small_record_every_reader_accepts(
     """Item 4: 80 lines of 200 kB made an 11.8 MB record that report, test, publish and
     release refused (exit 2): the build's outcome was lost."""
     out = tmp_path / "out"
-    stdout = _build(run_cli, repo_root, tmp_path, {**flox_env, "FLOOD": "80x200000"}, out)
+    stdout = _build(run_cli, repo_root, tmp_path, {**flox_env, "FAKE_FLOX_FLOOD": "80x200000"}, out)
     assert len(stdout) < 3 << 20  # the live log cuts each line too
     path = results.result_path(out, VARIANT)
     assert path.stat().st_size < flox_build.LOG_TAIL_BYTES + 4096
@@ -126,10 +92,10 @@ def test_a_disk_that_fills_up_during_the_build_keeps_the_passed_record(
         (tools / tool).symlink_to(shutil.which(tool) or tool)
     env = {
         **os.environ,
+        **flox_env,
         "PATH": f"{flox_env['PATH'].split(os.pathsep)[0]}{os.pathsep}{tools}",
-        "STORE": flox_env["STORE"],
         "PYTHONPATH": str(repo_root),
-        "FILL": str(out / "filler"),
+        "FAKE_FLOX_FILL": str(out / "filler"),
     }
     build = [sys.executable, "-m", "ci_tools", "build", "--catalog", str(repo_root / "catalog.yaml"),
              "--branch", "main", VARIANT, "--results", str(out)]  # fmt: skip
