@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ci_tools.base import proc, retry
+from ci_tools.base import bounded, proc, retry
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build.results import BuildOutcome, Status
 from ci_tools.catalog.variants import Variant, stacks
@@ -56,7 +56,11 @@ PERMANENT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 _RECOVERED = re.compile(r"retrying in \d+ ?m?s", re.IGNORECASE)
 
+# A record keeps the end of the build's log: its last lines, at most this many bytes in all
+# (each line already cut by `proc.stream`), so a log of huge lines never makes a record that
+# its readers refuse as too large.
 LOG_TAIL_LINES = 60
+LOG_TAIL_BYTES = 32 << 10
 NIX_STORE = "/nix/store"
 
 
@@ -135,7 +139,9 @@ def attempt_build(variant: str, builder: Builder) -> Attempt:
         env=builder.env,
         timeout=None,
     )
-    tail = "\n".join(result.stdout.splitlines()[-LOG_TAIL_LINES:])
+    tail = bounded.tail_text(
+        "\n".join(result.stdout.splitlines()[-LOG_TAIL_LINES:]), LOG_TAIL_BYTES
+    )
     return Attempt(
         ok=result.ok,
         returncode=result.returncode,

@@ -1,5 +1,5 @@
 """A folder of result records -> one Markdown table (for $GITHUB_STEP_SUMMARY) and one JSON
-summary. Everything but `load_records` is pure.
+summary. Everything but `load_records` and `load_planned` is pure.
 
 Given the plan (the variants the run was meant to build), a planned variant with no record
 counts as failed: a job that was cancelled or timed out before writing anything must not
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ci_tools.base import bounded
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
 from ci_tools.build.results import PublishStatus, ResultRecord, Status
@@ -76,6 +77,17 @@ class Planned:
 
 
 _PLANNED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+# A plan is a matrix of at most a few thousand entries: a few hundred kilobytes.
+MAX_PLANNED_BYTES = 8 << 20
+
+
+def load_planned(path: Path) -> list[Planned]:
+    """`--planned FILE`: read (a regular file, bounded in size) and parsed."""
+    try:
+        text = bounded.read_text(path, MAX_PLANNED_BYTES)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
+    return parse_planned(text, str(path))
 
 
 def parse_planned(text: str, source: str) -> list[Planned]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ci_tools.base import proc
+from ci_tools.base import fsutil, proc
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
 from ci_tools.build.results import ResultRecord
@@ -69,6 +70,30 @@ def check_writable(paths: Sequence[Path]) -> None:
             ) from None
         if path.is_dir():
             raise InputError(f"{path}: is a folder, not a result record file")
+
+
+# Space set aside beside each record while its build or test runs (`fsutil.reserve_space`):
+# a record with its log tail is tens of kilobytes, so a disk that fills up during an hours-long
+# build still takes the record of its outcome.
+RECORD_RESERVE_BYTES = 1 << 20
+
+
+@contextlib.contextmanager
+def reserved(paths: Sequence[Path]) -> Iterator[None]:
+    """Set space aside for each record while the work runs; give back what is left after."""
+    try:
+        for path in paths:
+            try:
+                fsutil.reserve_space(path, RECORD_RESERVE_BYTES)
+            except OSError as exc:
+                raise InputError(
+                    f"{path}: cannot set {RECORD_RESERVE_BYTES} bytes aside for the record in "
+                    f"{path.parent}: {exc.strerror or exc}"
+                ) from None
+        yield
+    finally:
+        for path in paths:
+            fsutil.release_space(path)
 
 
 def new_record(variant: Variant, *, commit: str | None, runner: str) -> ResultRecord:

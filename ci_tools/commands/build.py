@@ -63,8 +63,9 @@ def run(args: argparse.Namespace) -> int:
         print(describe(variant.name, outcome), flush=True)
         _results.save(records[variant.name].with_build(outcome), paths[variant.name])
 
-    outcomes = flox_build.build_variants(
-        chosen, flox_build.Builder(flox=flox, cwd=cwd, env=env), on_start=started, on_end=ended
-    )
+    with _results.reserved([p for group in paths.values() for p in group]):
+        outcomes = flox_build.build_variants(
+            chosen, flox_build.Builder(flox=flox, cwd=cwd, env=env), on_start=started, on_end=ended
+        )
     failed = any(outcome.status is not Status.PASSED for _, outcome in outcomes)
     return EXIT_FAILED if failed else EXIT_OK

@@ -338,16 +338,11 @@ def _published(
 
 
 def _planned(path: Path | None, branch: str) -> list[str]:
-    from ci_tools.base.errors import InputError
     from ci_tools.build import report
 
     if path is None:
         return []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
-    return [p.variant for p in report.parse_planned(text, str(path)) if p.branch in (None, branch)]
+    return [p.variant for p in report.load_planned(path) if p.branch in (None, branch)]
 
 
 def _previous_asset(api: Any, existing: Any, name: str) -> Any:

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ci_tools.base.errors import EXIT_OK, InputError
+from ci_tools.base.errors import EXIT_OK
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.build import report
 
@@ -41,18 +41,8 @@ def _is_step_summary(path: Path) -> bool:
     return Path(target).resolve() == path.resolve()
 
 
-def _planned(path: Path | None) -> list[report.Planned]:
-    if path is None:
-        return []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
-    return report.parse_planned(text, str(path))
-
-
 def run(args: argparse.Namespace) -> int:
-    planned = _planned(args.planned)
+    planned = report.load_planned(args.planned) if args.planned is not None else []
     records = report.load_records(args.directory, allow_empty=bool(planned))
     text = report.markdown(records, planned)
     if args.markdown is None:

@@ -17,6 +17,8 @@ from ci_tools.host.facts import HostGpu
 
 CPUINFO = Path("/proc/cpuinfo")
 NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader")
+# One line per GPU of under a hundred bytes; a machine has at most a few dozen GPUs.
+MAX_NVIDIA_SMI_BYTES = 64 << 10
 
 _CAPABILITY = re.compile(r"\d+\.\d+")
 # What nvidia-smi prints (exit 6 on recent drivers) when the driver is there but no GPU is.
@@ -56,7 +58,14 @@ def parse_nvidia_smi(text: str) -> tuple[HostGpu, ...]:
 def read_gpus(timeout: float = 60) -> GpuReading:
     if proc.which("nvidia-smi") is None:
         return GpuReading(gpus=(), note="no NVIDIA GPU (nvidia-smi not found)")
-    result = proc.run(list(NVIDIA_SMI_QUERY), timeout=timeout)
+    result = proc.run(list(NVIDIA_SMI_QUERY), timeout=timeout, max_output=MAX_NVIDIA_SMI_BYTES)
+    if result.truncated:
+        return GpuReading(
+            gpus=(),
+            note="no NVIDIA GPU (nvidia-smi's answer was not readable)",
+            warning=f"nvidia-smi printed over {MAX_NVIDIA_SMI_BYTES} bytes, which is no list "
+            "of GPUs; treating this machine as having no GPU; pass --gpu-cc X.Y to name its GPU",
+        )
     if _NO_DEVICES in result.stdout + result.stderr:
         return GpuReading(gpus=(), note="no NVIDIA GPU (nvidia-smi lists none)")
     if not result.ok:
@@ -76,11 +85,12 @@ def read_gpus(timeout: float = 60) -> GpuReading:
 
 def read_cpu_flags(path: Path = CPUINFO) -> CpuReading:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = hostcpu.read_cpuinfo(path)
     except OSError as exc:
         return CpuReading(
             flags=frozenset(),
-            warning=f"cannot read {path} ({exc.strerror}); pass --cpu-flags to name the CPU's flags",
+            warning=f"cannot read {path} ({exc.strerror or exc}); pass --cpu-flags to name the "
+            "CPU's flags",
         )
     flags = hostcpu.parse_cpuinfo(text)
     if not flags:

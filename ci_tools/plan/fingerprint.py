@@ -5,7 +5,9 @@ Inputs, and nothing else:
   file of `.flox/pkgs/<name>/`) and of every file it references, transitively, wherever it
   lies in the repository (`../../nix/builders/x.nix` included); a non-Nix file a recipe
   references (a patch) by its git blob id; a reference to nothing by its path, marked
-  missing (deleting or renaming an imported file changes its importers' fingerprints);
+  missing (deleting or renaming an imported file changes its importers' fingerprints); a
+  symbolic link by its target's path, and the file it leads to as one it references (Nix
+  follows links before reading a file, so a link's target is what builds);
 * the catalog facts that reach the build or its checks (`build_facts`);
 * `.flox/env/manifest.toml` and `.flox/env/manifest.lock`;
 * the normalisation used (Nix's parse, or raw bytes without Nix), so the two never compare
@@ -115,10 +117,15 @@ class Fingerprinter:
         seen = set(frontier)
         # Shared Nix code lives in these folders: parsing it with the recipes saves Nix a
         # start per import depth; files elsewhere are read when something references them.
-        shared = [p for p in tree.files if p.endswith(".nix") and p.startswith(_SHARED)]
+        shared = [
+            p
+            for p in tree.files
+            if p.endswith(".nix") and p.startswith(_SHARED) and p not in tree.links
+        ]
         prefetch = set(shared) if frontier else set()
         while frontier:
-            nix_paths = [p for p in frontier if p.endswith(".nix")]
+            # A link is not read as Nix (its blob is its target's path): it leads to its target.
+            nix_paths = [p for p in frontier if p.endswith(".nix") and p not in tree.links]
             wanted = sorted(set(nix_paths) | prefetch - nix.keys())
             prefetch = set()
             contents = tree.load(wanted) if wanted else {}
@@ -126,6 +133,12 @@ class Fingerprinter:
             found: list[str] = []
             for path in frontier:
                 graph[path] = []
+                if path in tree.links:
+                    target = tree.links[path]
+                    if target is not None:
+                        graph[path].append(target)
+                        found.extend([] if target in seen else [target])
+                    continue
                 facts = nix.get(path)
                 if facts is None:
                     continue

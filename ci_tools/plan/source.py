@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_tools.base.errors import InputError
-from ci_tools.catalog import layout, names
+from ci_tools.base.bounded import shorten
+from ci_tools.base.errors import InputError, printable
+from ci_tools.catalog import grammar, layout, names
 from ci_tools.catalog.model import Catalog
 from ci_tools.plan import matrix
 from ci_tools.plan.checkout import Checkout
@@ -71,16 +72,17 @@ def _catalog_branch(known: Mapping[str, object], checkout: Checkout, env: Mappin
     """The checked-out branch if the catalog has it; on a detached HEAD (a pull request's
     merge commit) the branch the workflow names; else `main`."""
     current = checkout.git.current_branch() if checkout.git is not None else None
-    candidates = [current] if current is not None else _env_branches(env)
+    candidates = [current] if current is not None else [b for _, b in _env_branches(env)]
     return next((b for b in candidates if b in known), "main")
 
 
-def _env_branches(env: Mapping[str, str]) -> list[str]:
+def _env_branches(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(variable, branch) for each branch the workflow's variables name, in order."""
     from ci_tools.base.gitrepo import branch_from_env
 
-    names = [env.get(v, "").strip() for v in ("GITHUB_BASE_REF", "GITHUB_HEAD_REF")]
-    pushed = branch_from_env({"GITHUB_REF": env.get("GITHUB_REF", "")})
-    return [n for n in [*names, pushed] if n]
+    names = [(v, env.get(v, "").strip()) for v in ("GITHUB_BASE_REF", "GITHUB_HEAD_REF")]
+    names.append(("GITHUB_REF", branch_from_env({"GITHUB_REF": env.get("GITHUB_REF", "")}) or ""))
+    return [(variable, name) for variable, name in names if name]
 
 
 def _catalog_facts_at(
@@ -152,18 +154,25 @@ def discovered(
 
 
 def _discovered_branch(checkout: Checkout, env: Mapping[str, str]) -> str:
+    """The checked-out branch, else the one the workflow names: validated like `--branch`,
+    since it lands in every entry of the matrix and from there in the workflow's jobs."""
     if checkout.git is None:
         return "main"
     current = checkout.git.current_branch()
-    if current is not None:
-        return current
-    named = _env_branches(env)
-    if named:
-        return named[0]
-    raise InputError(
-        "HEAD is detached and GITHUB_BASE_REF, GITHUB_HEAD_REF and GITHUB_REF name no branch: "
-        "pass --branch NAME"
-    )
+    named = [("git's current branch", current)] if current is not None else _env_branches(env)
+    if not named:
+        raise InputError(
+            "HEAD is detached and GITHUB_BASE_REF, GITHUB_HEAD_REF and GITHUB_REF name no "
+            "branch: pass --branch NAME"
+        )
+    source, branch = named[0]
+    why = grammar.BRANCH.problem(branch)
+    if why is not None:
+        raise InputError(
+            f"the branch from {source}, {printable(shorten(branch, 100))!r}, {why}: "
+            "pass --branch NAME"
+        )
+    return branch
 
 
 def empty_reason(source: Source) -> str:

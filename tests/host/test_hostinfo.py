@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
+from ci_tools.base.errors import InputError
 from ci_tools.host import hostcpu, hostinfo
 from ci_tools.host.detect import HostGpu
 from tests.conftest import DATA
@@ -186,3 +188,39 @@ def test_read_gpus_failing_means_no_gpu_with_a_warning(
 )
 def test_normalize_machine(system: str, machine: str, expected: str) -> None:
     assert hostinfo.normalize_machine(system, machine) == expected
+
+
+# --- issue 20 item 4: sizes ------------------------------------------------------------------
+
+
+def test_a_huge_flags_line_is_not_split(tmp_path: Path) -> None:
+    """A 100 MB cpuinfo line took 1.9 GB: the file is read within a bound, and a flags line
+    far longer than any real one is not taken for one."""
+    path = tmp_path / "cpuinfo"
+    path.write_text("processor\t: 0\nflags\t\t: " + "a " * (hostcpu.MAX_FLAGS_LINE) + "\n")
+    reading = hostinfo.read_cpu_flags(path)
+    assert reading.flags == frozenset()
+    assert reading.warning is not None and "no flags/Features line" in reading.warning
+
+
+def test_a_cpuinfo_over_its_bound_is_refused_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "cpuinfo"
+    path.write_bytes(b"x" * (hostcpu.MAX_CPUINFO_BYTES + 1))
+    reading = hostinfo.read_cpu_flags(path)
+    assert reading.flags == frozenset()
+    assert reading.warning is not None and "larger than" in reading.warning
+    with pytest.raises(InputError, match="larger than"):
+        hostcpu.read_cpu_flags(path)
+
+
+def test_a_flood_from_nvidia_smi_is_no_gpu_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "nvidia-smi"
+    script.write_text(f"#!{sys.executable}\nimport sys\nsys.stdout.write('H100, 9.0\\n' * 10**6)\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    reading = hostinfo.read_gpus()
+    assert reading.gpus == ()
+    assert reading.warning is not None
+    assert f"over {hostinfo.MAX_NVIDIA_SMI_BYTES} bytes" in reading.warning

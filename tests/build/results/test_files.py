@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -59,7 +60,7 @@ def test_hostile_json_is_input_error(tmp_path: Path, text: str, message: str) ->
 
 def test_huge_files_are_refused_unread(tmp_path: Path) -> None:
     path = write_record(tmp_path, " " * (results.MAX_RECORD_BYTES + 1))
-    with pytest.raises(InputError, match="is not a result record"):
+    with pytest.raises(InputError, match=f"larger than {results.MAX_RECORD_BYTES} bytes"):
         results.load(path)
 
 
@@ -121,3 +122,17 @@ def test_every_reader_exits_2_naming_file_and_field(
         assert cli.returncode == 2, (argv[0], cli.stdout, cli.stderr)
         assert "Traceback" not in cli.stderr
         assert f"{path}: malformed result record: {field}: " in cli.stderr, (argv[0], cli.stderr)
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder"])
+def test_a_record_that_is_no_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    """Issue 20 item 2: a *.result.json symlinked to /dev/zero was read until memory ran out."""
+    path = tmp_path / "x.result.json"
+    if kind == "device":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    with pytest.raises(InputError, match="not a regular file"):
+        results.load(path)
