@@ -1,7 +1,9 @@
 """The one wrapper for external commands (flox, nix, git, nvidia-smi, ...).
 
 Every subprocess ci-tools starts goes through here: resolved from PATH, with a timeout,
-captured output, and a clear error (exit 2) when the tool is missing.
+captured output, and a clear error (exit 2) when the tool is missing. What a child says is
+redacted here (`redact`): its text output, and each streamed line before anyone sees it.
+`run_bytes` keeps stdout as the child wrote it: it is data (git objects to hash), never a log.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_tools.base import redact
 from ci_tools.base.errors import InputError
 
 # How to get each tool, for the message when it is missing.
@@ -70,6 +73,7 @@ def run(
 ) -> CommandResult:
     """Run a command to completion and capture its output. Never raises for a non-zero exit."""
     executable = require(argv[0], env)
+    hide = redact.known(env)
     started = time.monotonic()
     try:
         completed = subprocess.run(
@@ -88,8 +92,8 @@ def run(
         return CommandResult(
             argv=tuple(argv),
             returncode=-1,
-            stdout=_text(exc.stdout),
-            stderr=_text(exc.stderr),
+            stdout=hide(_text(exc.stdout)),
+            stderr=hide(_text(exc.stderr)),
             seconds=time.monotonic() - started,
             timed_out=True,
         )
@@ -98,8 +102,8 @@ def run(
     return CommandResult(
         argv=tuple(argv),
         returncode=completed.returncode,
-        stdout=completed.stdout,
-        stderr=completed.stderr,
+        stdout=hide(completed.stdout),
+        stderr=hide(completed.stderr),
         seconds=time.monotonic() - started,
     )
 
@@ -141,7 +145,7 @@ def run_bytes(
             argv=tuple(argv),
             returncode=-1,
             stdout=exc.stdout or b"",
-            stderr=_text(exc.stderr),
+            stderr=redact.redact(_text(exc.stderr)),
             timed_out=True,
         )
     except OSError as exc:
@@ -150,7 +154,7 @@ def run_bytes(
         argv=tuple(argv),
         returncode=completed.returncode,
         stdout=completed.stdout,
-        stderr=_text(completed.stderr),
+        stderr=redact.redact(_text(completed.stderr)),
     )
 
 
@@ -166,6 +170,7 @@ def stream(
     """Run a long command, passing each output line (stdout and stderr merged) to `on_line`
     as it comes, and keep only the last `keep_lines` lines."""
     executable = require(argv[0], env)
+    hide = redact.known(env)
     started = time.monotonic()
     tail: deque[str] = deque(maxlen=keep_lines)
     try:
@@ -186,7 +191,7 @@ def stream(
     assert process.stdout is not None
     with process:
         for line in process.stdout:
-            line = line.rstrip("\n")
+            line = hide(line.rstrip("\n"))
             tail.append(line)
             on_line(line)
             if timeout is not None and time.monotonic() - started > timeout:
