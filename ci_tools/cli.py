@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from ci_tools import __version__
+from ci_tools.base import escape, redact
 from ci_tools.base.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -76,6 +77,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every line it prints is redacted and made inert for the Actions
+    runner on the way out (`escape.guarded_streams`)."""
+    with escape.guarded_streams(redact.known()):
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in args_list if not a.startswith("-")), None)
     parser = build_parser(chosen if chosen in COMMANDS else None)
@@ -122,19 +130,19 @@ def _os_error(exc: OSError) -> CiToolsError:
 def _report(exc: CiToolsError) -> None:
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     text = "\n".join(log_lines("ci-tools: error: ", str(exc), in_actions=in_actions)) + "\n"
-    annotations = ""
+    annotations: list[str] = []
     if in_actions:
         # The annotations go to stdout, where the runner reads them; every one is escaped.
         problems = exc.problems if isinstance(exc, SourceError) else []
-        annotations = (
-            "".join(
-                f"::error file={escape_property(p.file)},line={p.line}::{escape_data(p.message)}\n"
-                for p in problems
-            )
-            or f"::error::{escape_data(str(exc))}\n"
-        )
+        annotations = [
+            f"::error file={escape_property(p.file)},line={p.line}::{escape_data(p.message)}"
+            for p in problems
+        ] or [f"::error::{escape_data(str(exc))}"]
     # Nowhere left to say it when a stream itself fails; the exit code still does.
-    for stream, chunk in ((sys.stderr, text), (sys.stdout, annotations)):
-        with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
-            stream.write(chunk)
-            stream.flush()
+    with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
+        for line in annotations:
+            escape.write_command(sys.stdout, line)
+        sys.stdout.flush()
