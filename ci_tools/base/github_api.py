@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
+from ci_tools.base import digits, redact
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy, call
 
@@ -40,7 +41,8 @@ class Settings:
     repository: str
 
     def redact(self, text: str) -> str:
-        return text.replace(self.token, "***") if self.token else text
+        """`text` without the token, nor any other secret `redact` knows."""
+        return redact.known()(redact.of([self.token])(text))
 
 
 def settings_from_env(env: Mapping[str, str]) -> Settings:
@@ -85,13 +87,13 @@ def server_delay(exc: BaseException, now: Callable[[], float] = time.time) -> fl
     if not isinstance(exc, GithubException):
         return None
     headers = _lower(exc.headers)
-    try:
-        if "retry-after" in headers:
-            return float(headers["retry-after"])
-        if "x-ratelimit-reset" in headers and headers.get("x-ratelimit-remaining") == "0":
-            return max(0.0, float(headers["x-ratelimit-reset"]) - now() + 1)
-    except ValueError:
-        return None
+    # RFC 9110 §10.2.3: Retry-After is delay-seconds (1*DIGIT) or a date, which is ignored.
+    if "retry-after" in headers:
+        seconds = digits.whole(headers["retry-after"].strip(), max_digits=9)
+        return None if seconds is None else float(seconds)
+    if "x-ratelimit-reset" in headers and headers.get("x-ratelimit-remaining") == "0":
+        reset = digits.whole(headers["x-ratelimit-reset"].strip(), max_digits=12)
+        return None if reset is None else max(0.0, reset - now() + 1)
     return None
 
 

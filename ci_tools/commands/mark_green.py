@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from ci_tools.base import ghoutput, github_api
+from ci_tools.base import digits, ghoutput, github_api
 from ci_tools.base.errors import InputError
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.plan import statuses
@@ -65,6 +65,10 @@ def _run_url(env: Mapping[str, str]) -> str | None:
     server = env.get("GITHUB_SERVER_URL", "").rstrip("/")
     repository = env.get("GITHUB_REPOSITORY", "")
     run_id = env.get("GITHUB_RUN_ID", "")
-    if server.startswith("https://") and repository and run_id.isdigit():
+    if (
+        server.startswith("https://")
+        and repository
+        and digits.whole(run_id, max_digits=20) is not None
+    ):
         return f"{server}/{repository}/actions/runs/{run_id}"
     return None
