@@ -197,7 +197,15 @@ def test_a_failing_publish_that_quotes_its_token_leaks_it_nowhere(tmp_path: Path
 
 VALID = ("9.0", "12.1", "8.6", "7.5")
 UNKNOWN = ("[N/A]", "N/A", "[Not Supported]", "x")  # no digits: nvidia-smi does not know
-INVALID = ("\u0669.\u0660", "1" * 5000 + ".0", "9.0.1", "\uff19.\uff10", "-9.0", "9 . 0", "9.0\u00b2")
+INVALID = (
+    "\u0669.\u0660",
+    "1" * 5000 + ".0",
+    "9.0.1",
+    "\uff19.\uff10",
+    "-9.0",
+    "9 . 0",
+    "9.0\u00b2",
+)
 
 
 NAMES = [command for command in COMMANDS if "\r" not in command]
