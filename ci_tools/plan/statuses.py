@@ -24,7 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from ci_tools.base.github_answers import read_page, text_or_none
 
 if TYPE_CHECKING:
     from ci_tools.base.github_api import Api
@@ -32,7 +34,6 @@ if TYPE_CHECKING:
 CONTEXT_PREFIX = "ci-tools/"
 DEFAULT_COMMITS = 50
 DEFAULT_MAX_CALLS = 100
-PER_PAGE = 100
 _DESCRIPTION = re.compile(r"inputs ([0-9a-f]{32})")
 _STACK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,120}")
 _FINGERPRINT = re.compile(r"[0-9a-f]{32}")
@@ -92,17 +93,13 @@ def find_green(
             listing = commit.get_statuses()
             statuses = api.call(
                 f"list the statuses of {sha[:12]}",
-                lambda listing=listing, page=page: list(listing.get_page(page)),  # type: ignore[misc]
+                lambda listing=listing, page=page: read_page(listing, page, _green_record),  # type: ignore[misc]
             )
             calls += 1
-            for status in statuses:
-                if status.state != "success" or not status.context.startswith(CONTEXT_PREFIX):
-                    continue
-                stack = status.context.removeprefix(CONTEXT_PREFIX)
-                match = _DESCRIPTION.fullmatch(status.description or "")
-                if stack in pending and match is not None and match[1] == pending[stack]:
+            for stack, fingerprint in statuses.items:
+                if pending.get(stack) == fingerprint:
                     del pending[stack]
-            if len(statuses) < PER_PAGE:
+            if not statuses.full:
                 read += 1
                 break
             page += 1
@@ -112,6 +109,16 @@ def find_green(
         calls=calls,
         complete=not pending or read == len(commits),
     )
+
+
+def _green_record(status: Any) -> tuple[str, str] | None:
+    """(stack, fingerprint) of a success status of ours; None for any other status, or one
+    whose fields are not strings (`context: null` is no green record)."""
+    state, context = text_or_none(status, "state"), text_or_none(status, "context")
+    if state != "success" or context is None or not context.startswith(CONTEXT_PREFIX):
+        return None
+    match = _DESCRIPTION.fullmatch(text_or_none(status, "description") or "")
+    return None if match is None else (context.removeprefix(CONTEXT_PREFIX), match[1])
 
 
 def mark_green(
