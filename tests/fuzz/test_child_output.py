@@ -17,16 +17,15 @@ import json
 import os
 import random
 import shutil
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import DATA, REPO_ROOT
+from tests.gitutil import git
 
-from . import hostile
+from . import harness, hostile
 from .hostile import COMMANDS, MARKER, SECRETS
 
 CATALOG = REPO_ROOT / "catalog.yaml"
@@ -37,39 +36,21 @@ SHORT_DETECTS, LONG_DETECTS = 6, 80
 
 
 def _env(tools: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FLOX_"))}
-    env.pop("GH_TOKEN", None)
-    env.update(
-        PATH=os.pathsep.join([str(tools), env.get("PATH", "/usr/bin:/bin")]),
-        PYTHONPATH=str(REPO_ROOT),
-        GITHUB_ACTIONS="true",
-        CI="true",
-        **SECRETS,
-        **extra,
-    )
-    return env
+    """What a step of the workflow has: GITHUB_ACTIONS, CI, the secrets, and the hostile tools
+    first on PATH."""
+    path = os.pathsep.join([str(tools), os.environ.get("PATH", "/usr/bin:/bin")])
+    return {"PATH": path, "GITHUB_ACTIONS": "true", "CI": "true", **SECRETS, **extra}
 
 
-def _ci_tools(
-    argv: Sequence[str], cwd: Path, env: dict[str, str]
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ci_tools", *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        errors="backslashreplace",
-        timeout=300,
-        check=False,
-    )
+def _ci_tools(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> harness.Run:
+    return harness.run_subprocess(argv, cwd, cwd, env)
 
 
-def _check(done: subprocess.CompletedProcess[str], label: str, *files: Path) -> str:
+def _check(done: harness.Run, label: str, *files: Path) -> str:
     """C1-C3 for one run; returns the whole log."""
     log = done.stdout + done.stderr
-    assert done.returncode in (0, 1, 2), f"[{label}] exit {done.returncode}\n{log[-3000:]}"
-    assert "Traceback (most recent call last)" not in log, f"[{label}]\n{log[-3000:]}"
+    assert done.code in (0, 1, 2), f"[{label}] exit {done.code}\n{log[-3000:]}"
+    assert done.crash is None, f"[{label}]\n{log[-3000:]}"
     assert not hostile.obeyed(log), f"[{label}] obeyed: {hostile.obeyed(log)}"
     assert not hostile.leaked(log), f"[{label}] leaked to the log: {hostile.leaked(log)}"
     for path in files:
@@ -125,23 +106,13 @@ def test_a_hostile_flox_build_neither_leaks_nor_commands(
             _env(tools),
         )
         _check(done, label, *results.glob("*.json"))
-        assert done.returncode in (0, 1), f"[{label}] {done.stderr[-2000:]}"
+        assert done.code in (0, 1), f"[{label}] {done.stderr[-2000:]}"
         assert MARKER in done.stdout + done.stderr, "the child's output is shown, escaped"
     with capsys.disabled():
         print(f"\nfuzz child output (flox build): {cases} cases, C1-C3 held")
 
 
 # --- flox publish, then report and release ---------------------------------------------------
-
-
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -152,7 +123,7 @@ def test_a_failing_publish_that_quotes_its_token_leaks_it_nowhere(tmp_path: Path
     from tests.doubles.github.server import GitHubDouble
 
     checkout = make_repo(tmp_path, {})
-    head = _git(checkout, "rev-parse", "HEAD").strip()
+    head = git(checkout, "rev-parse", "HEAD")
     results = tmp_path / "results"
     results.mkdir()
     record = json.loads((DATA / "results-cuda-12_9" / f"{PASSED}.result.json").read_text())
@@ -165,7 +136,7 @@ def test_a_failing_publish_that_quotes_its_token_leaks_it_nowhere(tmp_path: Path
     done = _ci_tools([*argv, "--results", str(results)], checkout, env)
     saved = results / f"{PASSED}.result.json"
     _check(done, "publish", saved)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.code == 1, done.stdout + done.stderr
     detail = json.loads(saved.read_text())["publish"]["detail"]
     assert "***" in detail and "authentication failed" in detail  # redacted, not dropped
 
@@ -184,7 +155,7 @@ def test_a_failing_publish_that_quotes_its_token_leaks_it_nowhere(tmp_path: Path
         argv = ["release", "--branch", BRANCH, "--catalog", str(CATALOG), "--results", str(results)]
         released = _ci_tools(argv, REPO_ROOT, release_env)
         log = _check(released, "release")
-        assert released.returncode == 1, log  # the publish failed
+        assert released.code == 1, log  # the publish failed
         tag = f"{BRANCH}-{head[:12]}"
         made = github.release(tag)
         assert made is not None, log
@@ -211,7 +182,7 @@ INVALID = (
 NAMES = [command for command in COMMANDS if "\r" not in command]
 
 
-def _detect(tmp_path: Path, lines: list[str], label: str) -> subprocess.CompletedProcess[str]:
+def _detect(tmp_path: Path, lines: list[str], label: str) -> harness.Run:
     tools = tmp_path / "bin"
     hostile.tool(tools, "nvidia-smi", lines=lines, code=0, stderr_too=False)
     argv = [
@@ -234,7 +205,7 @@ def _detect(tmp_path: Path, lines: list[str], label: str) -> subprocess.Complete
 def test_detect_refuses_a_capability_that_is_not_ascii_x_y(tmp_path: Path, capability: str) -> None:
     """Issue 20 item 10: 5000 digits crashed detect; Arabic-Indic digits were taken as 9.0."""
     done = _detect(tmp_path, [f"NVIDIA H100 80GB HBM3, {capability}"], "detect")
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.code == 2, done.stdout + done.stderr
     assert "nvidia-smi" in done.stderr and "NVIDIA H100 80GB HBM3" in done.stderr
     assert "--gpu-cc" in done.stderr
     assert len(done.stderr) < 2000  # the 5000 digits are not echoed back whole
@@ -244,7 +215,7 @@ def test_detect_prints_a_hostile_gpu_name_as_text(tmp_path: Path) -> None:
     """Issue 20 item 5: a GPU name holding `##[warning]` was printed as a command."""
     lines = [f"NVIDIA {name}, 9.0" for name in NAMES]
     done = _detect(tmp_path, lines, "detect names")
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
     assert MARKER in done.stdout
 
 
@@ -267,7 +238,7 @@ def test_a_hostile_nvidia_smi_never_crashes_detect(
             tmp_path / f"case{index}", lines, f"seed {fuzz_seed + 21} detect case {index}"
         )
         refused = any(cap in INVALID for _, cap in gpus)
-        assert (done.returncode == 2) == refused, (lines, done.stderr[-2000:])
-        codes[done.returncode] = codes.get(done.returncode, 0) + 1
+        assert (done.code == 2) == refused, (lines, done.stderr[-2000:])
+        codes[done.code] = codes.get(done.code, 0) + 1
     with capsys.disabled():
         print(f"\nfuzz child output (nvidia-smi): {cases} cases, exit codes {codes}, C1-C4 held")
