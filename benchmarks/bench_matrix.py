@@ -10,7 +10,7 @@
    pip installs it (its modules compiled to bytecode beforehand; as run here, with
    PYTHONDONTWRITEBYTECODE set, every start compiles every module it imports).
 2. Scale: `ci-tools matrix --github-output --max-shards 64` over a generated catalog of P
-   Pythons x S SMs (the defaults give 5,170 variants on one branch), once per package and
+   Pythons x S SMs (the defaults give 5,187 variants on one branch), once per package and
    once per stack. Goal: <= 1 s each; and the sharding must be right: `count`, `shards`, no
    shard over 256, the matrices within GitHub's 1 MB of job outputs (UTF-16), every
    scheduled variant in exactly one entry of one shard, and the rest named as waiting for
@@ -49,6 +49,8 @@ SHARD_SIZE = 256
 # GitHub: "Outputs can be a maximum of 1 MB per job ... approximated based on UTF-16".
 OUTPUT_LIMIT = 1_000_000
 ISAS = ("avx2", "avx512", "avx512bf16", "avx512vnni", "armv8_2", "armv9")
+# The Pythons a catalog may name: those the nixpkgs pins have (catalog/grammar.py).
+PYTHONS = ("3.11", "3.12", "3.13")
 X86_FLAGS = "avx, avx2, fma, f16c, avx512f, avx512dq, avx512vl, avx512bw, avx512_vnni"
 ARM_FLAGS = "fphp, asimdhp, asimddp, sve, sve2"
 
@@ -161,7 +163,7 @@ def synthetic(pythons: int, sms: int) -> Synthetic:
         f'  {sm}: {{capability: "{sm[2:-1]}.{sm[-1]}", family: synthetic, hardware: [x]}}\n'
         for sm in gpu_names
     )
-    versions = [f"3.{10 + i}" for i in range(pythons)]
+    versions = list(PYTHONS[:pythons])
     gpu_block = "".join(f"          {sm}: *isas\n" for sm in gpu_names)
     variant_block = (
         "      pytorch:\n"
@@ -321,8 +323,16 @@ def fingerprint_cost(repo: Path, runs: int) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=11, help="runs per figure (median)")
-    parser.add_argument("--pythons", type=int, default=10, help="Pythons in the synthetic branch")
-    parser.add_argument("--sms", type=int, default=42, help="SMs in the synthetic branch")
+    parser.add_argument(
+        "--pythons",
+        type=int,
+        default=len(PYTHONS),
+        choices=range(1, len(PYTHONS) + 1),
+        help="Pythons in the synthetic branch",
+    )
+    # 3 Pythons x (143 SMs x 6 ISAs + 7) = 2,595 stacks, 5,187 variants: the scale the
+    # figures have always been taken at (10 Pythons x 42 SMs gave 2,590 and 5,170).
+    parser.add_argument("--sms", type=int, default=143, help="SMs in the synthetic branch")
     parser.add_argument(
         "--fingerprint-repo", type=Path, help="a build repository checkout for figure 3"
     )

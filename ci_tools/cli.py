@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 
 from ci_tools import __version__
+from ci_tools.base import escape, redact
 from ci_tools.base.bounded import shorten
 from ci_tools.base.errors import (
     EXIT_BAD_INPUT,
@@ -97,6 +98,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every line it prints is redacted and made inert for the Actions
+    runner on the way out (`escape.guarded_streams`)."""
+    with escape.guarded_streams(redact.known()):
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     _check_lengths(args_list)
     chosen = next((a for a in args_list if not a.startswith("-")), None)
@@ -171,20 +179,20 @@ def _report(exc: CiToolsError) -> None:
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     message = shorten(str(exc), MAX_QUOTED * 4)
     text = "\n".join(log_lines("ci-tools: error: ", message, in_actions=in_actions)) + "\n"
-    annotations = ""
+    annotations: list[str] = []
     if in_actions:
         # The annotations go to stdout, where the runner reads them; every one is escaped.
         problems = exc.problems if isinstance(exc, SourceError) else []
-        annotations = (
-            "".join(
-                f"::error file={escape_property(p.file)},line={p.line}::"
-                f"{escape_data(shorten(p.message, MAX_QUOTED * 4))}\n"
-                for p in problems
-            )
-            or f"::error::{escape_data(message)}\n"
-        )
+        annotations = [
+            f"::error file={escape_property(p.file)},line={p.line}::"
+            f"{escape_data(shorten(p.message, MAX_QUOTED * 4))}"
+            for p in problems
+        ] or [f"::error::{escape_data(message)}"]
     # Nowhere left to say it when a stream itself fails; the exit code still does.
-    for stream, chunk in ((sys.stderr, text), (sys.stdout, annotations)):
-        with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
-            stream.write(chunk)
-            stream.flush()
+    with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
+        for line in annotations:
+            escape.write_command(sys.stdout, line)
+        sys.stdout.flush()

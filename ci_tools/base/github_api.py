@@ -2,8 +2,10 @@
 
 One retry mechanism only: PyGithub is built with `retry=None` and its own throttling off, and
 every call goes through `ci_tools.base.retry` (5xx, network errors and rate limits, honouring
-Retry-After / x-ratelimit-reset, bounded in total time). The token is kept out of every
-message this module raises.
+Retry-After / x-ratelimit-reset). The policy's total time is one deadline for every call of
+an `Api` together (`retry.within`: a hung or trickling server cannot outlast it), answers are
+read defensively (`github_answers`: HTML, wrong shapes and nulls fail the call, listings are
+read a bounded number of pages). The token is kept out of every message this module raises.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ci_tools.base import digits, github_answers, redact
 from ci_tools.base.errors import FailedError, InputError
-from ci_tools.base.retry import RetryPolicy, call
+from ci_tools.base.github_answers import MAX_PAGES, PER_PAGE, checked_release
+from ci_tools.base.retry import Deadline, DeadlinePassed, RetryPolicy, call, within
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -40,7 +44,8 @@ class Settings:
     repository: str
 
     def redact(self, text: str) -> str:
-        return text.replace(self.token, "***") if self.token else text
+        """`text` without the token, nor any other secret `redact` knows."""
+        return redact.known()(redact.of([self.token])(text))
 
 
 def settings_from_env(env: Mapping[str, str]) -> Settings:
@@ -85,13 +90,13 @@ def server_delay(exc: BaseException, now: Callable[[], float] = time.time) -> fl
     if not isinstance(exc, GithubException):
         return None
     headers = _lower(exc.headers)
-    try:
-        if "retry-after" in headers:
-            return float(headers["retry-after"])
-        if "x-ratelimit-reset" in headers and headers.get("x-ratelimit-remaining") == "0":
-            return max(0.0, float(headers["x-ratelimit-reset"]) - now() + 1)
-    except ValueError:
-        return None
+    # RFC 9110 §10.2.3: Retry-After is delay-seconds (1*DIGIT) or a date, which is ignored.
+    if "retry-after" in headers:
+        seconds = digits.whole(headers["retry-after"].strip(), max_digits=9)
+        return None if seconds is None else float(seconds)
+    if "x-ratelimit-reset" in headers and headers.get("x-ratelimit-remaining") == "0":
+        reset = digits.whole(headers["x-ratelimit-reset"].strip(), max_digits=12)
+        return None if reset is None else max(0.0, reset - now() + 1)
     return None
 
 
@@ -107,6 +112,7 @@ class Api:
     repo: Repository | None
     policy: RetryPolicy
     say: Callable[[str], None]
+    deadline: Deadline
 
     @property
     def repository(self) -> Repository:
@@ -121,18 +127,58 @@ class Api:
             raise _translate(what, exc, self.settings) from None
 
     def attempt(self, what: str, action: Callable[[], T]) -> T:
-        """`action` with retries; its last exception propagates untranslated."""
+        """`action` with retries, within what is left of the deadline; its last exception
+        propagates untranslated, but an answer of the wrong shape, or none in time, is a
+        FailedError."""
 
         def on_retry(number: int, exc: BaseException, delay: float) -> None:
             self.say(f"GitHub: {what}: {_describe(exc, self.settings)}; retry in {delay:.0f} s")
 
-        return call(
-            self.policy,
-            action,
-            transient=is_transient,
-            server_delay=server_delay,
-            on_retry=on_retry,
-        )
+        budget = f"the {self.deadline.seconds:.0f} s budget for GitHub"
+        policy = replace(self.policy, total_seconds=self.deadline.left())
+        try:
+            return within(
+                self.deadline,
+                lambda: call(
+                    policy,
+                    action,
+                    transient=is_transient,
+                    server_delay=server_delay,
+                    on_retry=on_retry,
+                ),
+            )
+        except DeadlinePassed:
+            raise FailedError(f"GitHub: {what}: no answer within {budget}") from None
+        except github_answers.shape_errors() as exc:
+            described = self.settings.redact(github_answers.describe(exc))
+            raise FailedError(
+                f"GitHub: {what}: the answer is not what GitHub's API returns ({described})"
+            ) from None
+
+    def pages(
+        self, what: str, listing: Callable[[], Any], read: Callable[[Any], T | None]
+    ) -> list[T]:
+        """Every entry `read` can read of a listing, at most MAX_PAGES pages of it."""
+        found: list[T] = []
+        for number in range(MAX_PAGES):
+            page = self.call(
+                f"{what} (page {number + 1})",
+                lambda n=number: github_answers.read_page(listing(), n, read),  # type: ignore[misc]
+            )
+            found.extend(page.items)
+            if not page.full:
+                return found
+        self.say(f"GitHub: {what}: read the first {MAX_PAGES} pages only")
+        return found
+
+    def assets(self, release: GitRelease) -> list[tuple[str, GitReleaseAsset]]:
+        """The release's assets with their names (an asset without one is left out)."""
+
+        def read(asset: Any) -> tuple[str, GitReleaseAsset] | None:
+            name = github_answers.text_or_none(asset, "name")
+            return None if name is None else (name, asset)
+
+        return self.pages("list assets", release.get_assets, read)
 
     def find_release(self, tag: str) -> GitRelease | None:
         """The release of `tag`, drafts included (the by-tag endpoint never returns a draft)."""
@@ -140,18 +186,22 @@ class Api:
 
         def by_tag() -> GitRelease | None:
             try:
-                return self.repository.get_release(tag)
+                found = self.repository.get_release(tag)
             except UnknownObjectException:
                 return None
+            return checked_release(found) if found.tag_name == tag else None
 
         found = self.call(f"look up release {tag}", by_tag)
         if found is not None:
             return found
-        # Pages are fetched lazily: stop at the first match.
-        return self.call(
-            "list releases",
-            lambda: next((r for r in self.repository.get_releases() if r.tag_name == tag), None),
-        )
+
+        def read(release: GitRelease) -> GitRelease | None:
+            if github_answers.text_or_none(release, "tag_name") != tag:
+                return None
+            return checked_release(release)
+
+        listed = self.pages("list releases", self.repository.get_releases, read)
+        return listed[0] if listed else None
 
     def create_release(
         self, *, tag: str, name: str, body: str, commit: str, latest: bool
@@ -162,13 +212,14 @@ class Api:
         """
 
         def create() -> GitRelease:
-            return self.repository.create_git_release(
+            made = self.repository.create_git_release(
                 tag,
                 name=name,
                 message=body,
                 target_commitish=commit,
                 make_latest="true" if latest else "false",
             )
+            return checked_release(made)
 
         what = f"create release {tag}"
         try:
@@ -187,22 +238,24 @@ class Api:
     ) -> GitRelease:
         """`latest`: make it the repository's latest release; False leaves that as it is."""
         extra = {"make_latest": "true"} if latest else {}
-        # update_release sends draft=False unless told: keep a draft a draft.
+        # update_release sends draft=False unless told: keep a draft a draft. A null
+        # prerelease is GitHub's default, false (checked_release).
         return self.call(
             f"update release {release.tag_name}",
-            lambda: release.update_release(
-                name,
-                body,
-                draft=release.draft,
-                prerelease=release.prerelease,
-                target_commitish=commit,
-                **extra,
+            lambda: checked_release(
+                release.update_release(
+                    name,
+                    body,
+                    draft=release.draft,
+                    prerelease=release.prerelease is True,
+                    target_commitish=commit,
+                    **extra,
+                )
             ),
         )
 
     def existing_asset(self, release: GitRelease, name: str) -> bool:
-        assets = self.call("list assets", lambda: list(release.get_assets()))
-        return any(a.name == name for a in assets)
+        return bool(github_answers.named(self.assets(release), name))
 
     def replace_asset(
         self,
@@ -236,9 +289,7 @@ class Api:
     def _delete_assets(self, release: GitRelease, name: str) -> None:
         from github import UnknownObjectException
 
-        for asset in self.call("list assets", lambda: list(release.get_assets())):
-            if asset.name != name:
-                continue
+        for asset in github_answers.named(self.assets(release), name):
 
             def delete(asset: GitReleaseAsset = asset) -> None:
                 # 404: a retried DELETE whose first try went through.
@@ -259,8 +310,10 @@ def connect(settings: Settings, policy: RetryPolicy, say: Callable[[str], None])
         retry=None,
         seconds_between_requests=None,
         seconds_between_writes=None,
+        per_page=PER_PAGE,
     )
-    api = Api(settings=settings, repo=None, policy=policy, say=say)
+    deadline = Deadline.after(policy.total_seconds, policy.clock)
+    api = Api(settings=settings, repo=None, policy=policy, say=say, deadline=deadline)
     repo = api.call(
         f"open repository {settings.repository}", lambda: client.get_repo(settings.repository)
     )
@@ -321,9 +374,7 @@ def _translate(what: str, exc: Exception, settings: Settings) -> Exception:
     return FailedError(f"GitHub: {what} failed: {described}")
 
 
-def connect_lazy(
-    settings: Settings, policy: RetryPolicy, say: Callable[[str], None], *, per_page: int = 100
-) -> Api:
+def connect_lazy(settings: Settings, policy: RetryPolicy, say: Callable[[str], None]) -> Api:
     """`connect` without its repository request: PyGithub's lazy objects fetch nothing until
     read, so a caller that only lists or creates commit statuses spends one request on each."""
     from github import Auth, Github
@@ -335,10 +386,16 @@ def connect_lazy(
         retry=None,
         seconds_between_requests=None,
         seconds_between_writes=None,
-        per_page=per_page,
+        per_page=PER_PAGE,
         lazy=True,
     )
-    return Api(settings=settings, repo=client.get_repo(settings.repository), policy=policy, say=say)
+    return Api(
+        settings=settings,
+        repo=client.get_repo(settings.repository),
+        policy=policy,
+        say=say,
+        deadline=Deadline.after(policy.total_seconds, policy.clock),
+    )
 
 
 def translate(what: str, exc: Exception, settings: Settings) -> Exception:

@@ -2,7 +2,10 @@
 
 Every subprocess ci-tools starts goes through here: resolved from PATH, with a timeout,
 captured output bounded in size (`bounded`), and a clear error (exit 2) when the tool is
-missing. An interrupt (Ctrl-C, SIGTERM) kills the child before it propagates.
+missing. An interrupt (Ctrl-C, SIGTERM) kills the child before it propagates. What a child
+says is redacted here (`redact`): its text output, and each streamed line before anyone sees
+it. `run_bytes` keeps stdout as the child wrote it: it is data (git objects to hash), never a
+log.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ci_tools.base import bounded
+from ci_tools.base import bounded, redact
 from ci_tools.base.errors import InputError
 
 # What `run` keeps of each stream, and how long a line `stream` passes on may be: far above
@@ -84,6 +87,7 @@ def run(
 
     Each stream keeps its first `max_output` bytes (default MAX_OUTPUT); `truncated` says
     when there was more."""
+    hide = redact.known(env)
     done = _capture(
         argv,
         cwd=cwd,
@@ -95,8 +99,8 @@ def run(
     return CommandResult(
         argv=tuple(argv),
         returncode=done.returncode,
-        stdout=_text(done.stdout.text()),
-        stderr=_text(done.stderr.text()),
+        stdout=hide(_text(done.stdout.text())),
+        stderr=hide(_text(done.stderr.text())),
         seconds=done.seconds,
         timed_out=done.timed_out,
         truncated=bool(done.stdout.dropped or done.stderr.dropped),
@@ -132,7 +136,7 @@ def run_bytes(
         argv=tuple(argv),
         returncode=done.returncode,
         stdout=bytes(done.stdout.kept),
-        stderr=_text(done.stderr.text()),
+        stderr=redact.redact(_text(done.stderr.text())),
         timed_out=done.timed_out,
         truncated=bool(done.stdout.dropped or done.stderr.dropped),
     )
@@ -151,6 +155,7 @@ def stream(
     """Run a long command, passing each output line (stdout and stderr merged) to `on_line`
     as it comes, and keep only the last `keep_lines` lines. A line longer than `max_line`
     bytes is cut there (`bounded.Lines`): a log of huge lines costs no more than its bound."""
+    hide = redact.known(env)
     started = time.monotonic()
     deadline = None if timeout is None else started + timeout
     process = _start(argv, cwd=cwd, env=env, stdin=None, stderr=subprocess.STDOUT)
@@ -168,6 +173,7 @@ def stream(
                     break
                 chunk = os.read(process.stdout.fileno(), _CHUNK)
                 for line in [*lines.feed(chunk), *([] if chunk else lines.close())]:
+                    line = hide(line)
                     tail.add(line)
                     on_line(line)
                 if not chunk:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ci_tools.base import bounded, proc, retry
+from ci_tools.base import bounded, digits, proc, retry
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build.results import BuildOutcome, Status
 from ci_tools.catalog.variants import Variant, stacks
@@ -113,8 +113,9 @@ def parse_path_info(text: str) -> int | None:
     """`nix path-info -S PATH` prints `PATH<spaces>BYTES`; the closure size in bytes."""
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) >= 2 and fields[-1].isdigit():
-            return int(fields[-1])
+        size = digits.whole(fields[-1]) if len(fields) >= 2 else None
+        if size is not None:
+            return size
     return None
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci_tools.base import bounded
+from ci_tools.base import bounded, markup
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
 from ci_tools.build.results import PublishStatus, ResultRecord, Status
@@ -247,15 +247,17 @@ def _row(record: ResultRecord) -> dict[str, Any]:
 
 
 def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -> str:
-    """One table for $GITHUB_STEP_SUMMARY, with a line of counts above it."""
+    """One table for $GITHUB_STEP_SUMMARY, with a line of counts above it. Every text a
+    record holds is `markup.text`: it shows, it does not render."""
     ordered = _ordered(records)
     absent = missing(ordered, planned)
     data = summary(ordered, absent)["counts"]
     build = data["build"]
     branches = ", ".join(
-        sorted({r.branch for r in ordered} | {p.branch for p in absent if p.branch})
+        markup.text(b)
+        for b in sorted({r.branch for r in ordered} | {p.branch for p in absent if p.branch})
     )
-    commits = ", ".join(sorted({r.commit[:12] for r in ordered if r.commit}))
+    commits = ", ".join(sorted({markup.text(r.commit[:12]) for r in ordered if r.commit}))
     not_built = build["failed"] + build["started"] + build["missing"]
     unfinished = []
     if build["started"]:
@@ -284,7 +286,8 @@ def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -
 
 
 def _missing_row(plan: Planned, *, with_branch: bool) -> str:
-    name = f"`{plan.variant}`" + (f" ({plan.branch})" if with_branch and plan.branch else "")
+    branch = f" ({markup.text(plan.branch)})" if with_branch and plan.branch else ""
+    name = f"`{plan.variant}`{branch}"
     cells = [name, _NONE, "❌ missing: planned, no record", _NONE, _NONE, _NONE, _NONE, _NONE]
     return "| " + " | ".join(cells) + " |"
 
@@ -297,7 +300,7 @@ def format_libraries(record: ResultRecord) -> str:
     parts = []
     for lib in figures.libraries:
         short = lib.name.removeprefix("libtorch_").removesuffix(".so")
-        parts.append(f"{short} {format_bytes(lib.bytes)}")
+        parts.append(f"{markup.text(short)} {format_bytes(lib.bytes)}")
     return " + ".join(parts)
 
 
@@ -326,14 +329,15 @@ def _table_row(record: ResultRecord, *, with_branch: bool) -> str:
         test = f"{_ICONS[record.test.status]} {record.test.status}"
         failed = failed_checks(record)
         if failed:
-            test += ": " + ", ".join(failed)
+            test += ": " + ", ".join(markup.text(name) for name in failed)
     publish = _NONE
     if record.publish is not None:
-        publish = f"{_ICONS[record.publish.status]} {record.publish.status} ({record.publish.org})"
-    name = f"`{record.variant}`" + (f" ({record.branch})" if with_branch else "")
+        org = markup.text(record.publish.org)
+        publish = f"{_ICONS[record.publish.status]} {record.publish.status} ({org})"
+    name = f"`{record.variant}`" + (f" ({markup.text(record.branch)})" if with_branch else "")
     cells = [
         name,
-        record.platform,
+        markup.text(record.platform),
         build,
         closure,
         test,

@@ -39,7 +39,8 @@ PACKAGE = Table(
             "requires",
             Text(g.PACKAGE_NAME),
             "The package it builds against: the variant of that package with the same name "
-            "suffix (torchvision-X uses pytorch-X).",
+            "suffix (torchvision-X uses pytorch-X). Every package but torch has one; torch "
+            "has none.",
         ),
     ),
 )
@@ -125,7 +126,11 @@ NIXPKGS = Table(
 CUDA = Field("cuda", Version(), "The CUDA version (12.9.1); major.minor names packages.", True)
 CUDA_PACKAGES = Field(
     "cuda_packages",
-    Text(g.CUDA_PACKAGES, hint="must be a nixpkgs attribute like cudaPackages_12_9"),
+    Text(
+        g.CUDA_PACKAGES,
+        hint="must be a versioned nixpkgs attribute like cudaPackages_12_9 or cudaPackages_13 "
+        "(the bare cudaPackages is what nix/nixpkgs.nix redefines: it would recurse for ever)",
+    ),
     "The nixpkgs CUDA set for that CUDA, or an alias the pin has (cudaPackages_13).",
     True,
 )
@@ -217,7 +222,14 @@ def _branch(form: str, marker: str, own: tuple[Field, ...], variant_set: Table) 
             ),
             Field(
                 "python",
-                ListOf(Version(g.PYTHON), non_empty=True, unique=True),
+                ListOf(
+                    Version(
+                        g.PYTHON,
+                        hint=f"is not a Python the nixpkgs pins have ({', '.join(g.PIN_PYTHONS)})",
+                    ),
+                    non_empty=True,
+                    unique=True,
+                ),
                 "The Python versions it builds for.",
                 True,
             ),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable
 from pathlib import Path
 
+from ci_tools.base import digits
 from ci_tools.base.errors import InputError, printable
 from ci_tools.catalog import grammar, layout
 from ci_tools.catalog.load import load_catalog
@@ -80,9 +80,11 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: a whole number (ASCII digits) from `low` to `high`."""
 
     def parse(text: str) -> int:
-        if not re.fullmatch(r"[0-9]{1,9}", text.strip(), re.ASCII):
-            raise argparse.ArgumentTypeError(f"{printable(text)!r} is not a whole number")
-        value = int(text)
+        value = digits.whole(text.strip(), max_digits=9)
+        if value is None:
+            raise argparse.ArgumentTypeError(
+                f"{printable(digits.shown(text))!r} is not a whole number"
+            )
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
         return value

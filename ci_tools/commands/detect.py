@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import Path
 
+from ci_tools.base import digits
 from ci_tools.base.errors import InputError, log_lines, printable
 from ci_tools.catalog import grammar
 from ci_tools.catalog.model import Platform
@@ -23,8 +24,6 @@ from ci_tools.host.detect import detect
 from ci_tools.host.facts import MACHINES, Host, HostGpu
 
 ORG_PLACEHOLDER = "<org>"
-# ASCII only: `\d` would take fullwidth digits, which nothing downstream can read as a version.
-_CAPABILITY = re.compile(r"[0-9]{1,3}\.[0-9]{1,2}", re.ASCII)
 _FLAG = re.compile(r"[a-z0-9_.]{1,32}", re.ASCII)
 
 
@@ -155,7 +154,7 @@ def _gpu_override(values: list[str]) -> tuple[HostGpu, ...]:
         return ()
     gpus = []
     for item in items:
-        if not _CAPABILITY.fullmatch(item):
+        if digits.dotted(item, hostinfo.CAPABILITY_WIDTHS) is None:
             raise InputError(
                 f'--gpu-cc: "{item}" is not a compute capability; use X.Y as nvidia-smi '
                 "prints it (e.g. 9.0, 12.1), comma-separated or repeated, or `none` alone"

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from ci_tools.base import ghevent, ghoutput
+from ci_tools.base import digits, ghevent, ghoutput
 from ci_tools.base.errors import InputError
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.commands import _common, _planning
@@ -144,6 +144,10 @@ def _url(env: Mapping[str, str]) -> str | None:
     server = env.get("GITHUB_SERVER_URL", "").rstrip("/")
     repository = env.get("GITHUB_REPOSITORY", "")
     run_id = env.get("GITHUB_RUN_ID", "")
-    if server.startswith("https://") and repository and run_id.isdigit():
+    if (
+        server.startswith("https://")
+        and repository
+        and digits.whole(run_id, max_digits=20) is not None
+    ):
         return f"{server}/{repository}/actions/runs/{run_id}"
     return None

@@ -6,7 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
-from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
+from ci_tools.base import digits
+from ci_tools.base.errors import EXIT_FAILED, EXIT_OK, printable
 from ci_tools.build.report import format_bytes
 from ci_tools.build.results import Check, Figures, Status, TestOutcome, test_status
 from ci_tools.build.smoke import closure, runner
@@ -51,11 +52,12 @@ MAX_IMPORT_RUNS = 50
 
 
 def _import_runs(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) > MAX_IMPORT_RUNS:
+    runs = digits.whole(text, max_digits=4, high=MAX_IMPORT_RUNS)
+    if runs is None:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: give a whole number from 0 to {MAX_IMPORT_RUNS}"
+            f"{printable(digits.shown(text))!r}: give a whole number from 0 to {MAX_IMPORT_RUNS}"
         )
-    return int(text)
+    return runs
 
 
 def format_check(check: Check) -> str:

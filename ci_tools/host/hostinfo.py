@@ -7,11 +7,11 @@ nvidia-smi simply has no GPU to recommend for.
 from __future__ import annotations
 
 import platform
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools.base import proc
+from ci_tools.base import digits, proc
+from ci_tools.base.errors import InputError, printable
 from ci_tools.host import hostcpu
 from ci_tools.host.facts import HostGpu
 
@@ -20,7 +20,9 @@ NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,
 # One line per GPU of under a hundred bytes; a machine has at most a few dozen GPUs.
 MAX_NVIDIA_SMI_BYTES = 64 << 10
 
-_CAPABILITY = re.compile(r"\d+\.\d+")
+# A compute capability as nvidia-smi prints it, "9.0" or "12.1": major of at most 3 digits,
+# minor of at most 2, ASCII.
+CAPABILITY_WIDTHS = (3, 2)
 # What nvidia-smi prints (exit 6 on recent drivers) when the driver is there but no GPU is.
 _NO_DEVICES = "No devices were found"
 
@@ -39,20 +41,31 @@ class CpuReading:
 
 
 def parse_nvidia_smi(text: str) -> tuple[HostGpu, ...]:
-    """`NAME, CAP` per line. The capability is the last field: a name may hold commas."""
+    """`NAME, CAP` per line. The capability is the last field: a name may hold commas.
+
+    A capability without digits (`[N/A]`, `[Not Supported]`) is unknown; one written with
+    digits must be X.Y in ASCII digits, or the answer is refused (InputError): Arabic-Indic or
+    fullwidth digits, or thousands of them, are no capability nvidia-smi prints.
+    """
     gpus = []
     for line in text.splitlines():
         if not line.strip() or _NO_DEVICES in line:
             continue
         name, _, cap = line.rpartition(",")
-        cap = cap.strip()
-        gpus.append(
-            HostGpu(
-                name=name.strip() or None,
-                capability=cap if _CAPABILITY.fullmatch(cap) else None,
-            )
-        )
+        gpus.append(HostGpu(name=name.strip() or None, capability=_capability(name, cap.strip())))
     return tuple(gpus)
+
+
+def _capability(name: str, cap: str) -> str | None:
+    if not any(char.isdigit() for char in cap):
+        return None
+    if digits.dotted(cap, CAPABILITY_WIDTHS) is not None:
+        return cap
+    raise InputError(
+        f'nvidia-smi reports the compute capability "{printable(digits.shown(cap))}" for GPU '
+        f'"{printable(digits.shown(name.strip(), 80))}", which is not X.Y in ASCII digits '
+        "(9.0, 12.1); pass --gpu-cc X.Y to name the GPU's capability instead"
+    )
 
 
 def read_gpus(timeout: float = 60) -> GpuReading:

@@ -142,12 +142,7 @@ def _green(
 
     try:
         settings = github_api.settings_from_env(env)
-        api = github_api.connect_lazy(
-            settings,
-            POLICY,
-            lambda line: ghoutput.notice(line, env),
-            per_page=statuses.PER_PAGE,
-        )
+        api = github_api.connect_lazy(settings, POLICY, lambda line: ghoutput.notice(line, env))
         commits = checkout.git.recent_commits("HEAD", schedule.lookback)
         lookup = statuses.find_green(
             api,

@@ -42,6 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ci_tools.base.github_answers import PER_PAGE, read_page, text_or_none
 from ci_tools.plan import kinds
 from ci_tools.plan.kinds import FingerprintKind
 
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
 CONTEXT_PREFIX = "ci-tools/"
 DEFAULT_COMMITS = 50
 DEFAULT_MAX_CALLS = 100
-PER_PAGE = 100
 # The identity GitHub Actions' GITHUB_TOKEN creates statuses as (the `creator` of each one).
 DEFAULT_TRUSTED = ("github-actions[bot]",)
 # GitHub lists at most 250 commits of a pull request ("List commits on a pull request").
@@ -162,33 +162,27 @@ class _Reader:
         while self.pending:
             statuses = self.request(
                 f"list the statuses of {sha[:12]}",
-                lambda page=page: list(listing.get_page(page)),
+                lambda page=page: read_page(listing, page, _green_record),
             )
-            for status in statuses:
-                self.count(status)
-            if len(statuses) < PER_PAGE:
+            for record in statuses.items:
+                self.count(record)
+            if not statuses.full:
                 break
             page += 1
         self.seen.add(sha)
 
-    def count(self, status: Any) -> None:
-        if status.state != "success" or not status.context.startswith(CONTEXT_PREFIX):
+    def count(self, record: _GreenRecord) -> None:
+        if record.stack not in self.pending:
             return
-        stack = status.context.removeprefix(CONTEXT_PREFIX)
-        if stack not in self.pending:
+        if record.creator not in self.trusted:
+            self.untrusted[record.creator] += 1
             return
-        match = _DESCRIPTION.fullmatch(status.description or "")
-        fingerprint = match[1] if match else ""
-        creator = getattr(status.creator, "login", None) or "(unknown)"
-        if creator not in self.trusted:
-            self.untrusted[creator] += 1
-            return
-        kind = kinds.kind_of(fingerprint)
+        kind = kinds.kind_of(record.fingerprint)
         if kind is not self.kind:
             self.other_kind[kind.value if kind else "none"] += 1
             return
-        if fingerprint == self.pending[stack]:
-            del self.pending[stack]
+        if record.fingerprint == self.pending[record.stack]:
+            del self.pending[record.stack]
 
     def pull_commits(self, sha: str) -> Iterator[str]:
         """The head commit, then the other commits, newest first, of each pull request
@@ -200,14 +194,13 @@ class _Reader:
         try:
             pulls = self.request(
                 f"list the pull requests of {sha[:12]}",
-                lambda: list(self.api.repository.get_commit(sha).get_pulls().get_page(0)),
+                lambda: read_page(self.api.repository.get_commit(sha).get_pulls(), 0, _pull),
                 optional=True,
-            )
+            ).items
         except _Refused as exc:
             self.pulls_refused = str(exc)
             return
-        for pull in pulls:
-            head = pull.head.sha
+        for pull, head in pulls:
             yield head
             try:
                 shas = self.commits_of(pull)
@@ -225,13 +218,39 @@ class _Reader:
                 break
             commits = self.request(
                 f"list the commits of pull request #{pull.number}",
-                lambda page=page, listing=listing: list(listing.get_page(page)),
+                lambda page=page, listing=listing: read_page(
+                    listing, page, lambda commit: text_or_none(commit, "sha")
+                ),
                 optional=True,
             )
-            shas += [c.sha for c in commits]
-            if len(commits) < PER_PAGE:
+            shas += commits.items
+            if not commits.full:
                 break
         return shas
+
+
+@dataclass(frozen=True)
+class _GreenRecord:
+    stack: str
+    fingerprint: str  # "" when the description names none
+    creator: str
+
+
+def _pull(pull: Any) -> tuple[Any, str] | None:
+    """A pull request with its head commit's sha; None when the head names no sha."""
+    head = text_or_none(getattr(pull, "head", None), "sha")
+    return None if head is None else (pull, head)
+
+
+def _green_record(status: Any) -> _GreenRecord | None:
+    """A success status of ours; None for any other status, or one whose fields are not
+    strings (`context: null` is no green record)."""
+    state, context = text_or_none(status, "state"), text_or_none(status, "context")
+    if state != "success" or context is None or not context.startswith(CONTEXT_PREFIX):
+        return None
+    match = _DESCRIPTION.fullmatch(text_or_none(status, "description") or "")
+    creator = text_or_none(getattr(status, "creator", None), "login") or "(unknown)"
+    return _GreenRecord(context.removeprefix(CONTEXT_PREFIX), match[1] if match else "", creator)
 
 
 def find_green(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ci_tools.base import markup
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
 from ci_tools.build.results import SCHEMA, PublishStatus, ResultRecord, Status
@@ -94,6 +95,9 @@ def outcome_of(record: ResultRecord | None) -> Outcome:
 
 @dataclass(frozen=True, kw_only=True)
 class Row:
+    """One variant's line in the notes; `libraries` and `detail` quote records, so they hold
+    Markdown made with `markup.text`."""
+
     variant: str
     package: str
     platform: str
@@ -185,11 +189,7 @@ def build_notes(
         missing = record is None and variant.name in expected
         if missing:
             outcome = Outcome.BUILD_FAILED
-        # The org the record says it went to: `--org` names where this run published, and a
-        # variant published elsewhere (or nowhere) must not get an install line for it.
-        publish_org = record.publish.org if record and record.publish else None
-        if org is not None and publish_org != org:
-            publish_org = None
+        publish_org = _install_org(record, org)
         rows.append(
             Row(
                 variant=variant.name,
@@ -223,14 +223,28 @@ def build_notes(
     )
 
 
+def _install_org(record: ResultRecord | None, org: str | None) -> str | None:
+    """The org of the install line: the one the record says the variant went to. `--org`
+    names where this run published, and a variant published elsewhere (or nowhere) gets no
+    install line; without `--org`, the record's org only where it is an organisation name
+    (`publish.validate_org`'s grammar): a record is no place to take a shell line from."""
+    from ci_tools.ship import publish
+
+    publish_org = record.publish.org if record and record.publish else None
+    if publish_org is None or (org is not None and publish_org != org):
+        return None
+    return publish_org if publish.is_org(publish_org) else None
+
+
 def _detail(record: ResultRecord | None, outcome: Outcome) -> str:
     if record is None:
         return ""
     if outcome is Outcome.TEST_FAILED and record.test is not None:
-        failed = [c.name for c in record.test.checks if c.status is Status.FAILED]
+        failed = [markup.text(c.name) for c in record.test.checks if c.status is Status.FAILED]
         return "failed checks: " + ", ".join(failed) if failed else ""
     if outcome is Outcome.PUBLISH_FAILED and record.publish is not None:
-        return record.publish.detail.splitlines()[0] if record.publish.detail else ""
+        lines = record.publish.detail.splitlines()
+        return markup.text(lines[0]) if lines else ""
     return ""
 
 
@@ -239,7 +253,7 @@ def _libraries(record: ResultRecord | None) -> str:
     if figures is None:
         return ""
     return " + ".join(
-        f"{lib.name.removeprefix('libtorch_').removesuffix('.so')} {_size(lib.bytes)}"
+        f"{markup.text(lib.name.removeprefix('libtorch_').removesuffix('.so'))} {_size(lib.bytes)}"
         for lib in figures.libraries
     )
 

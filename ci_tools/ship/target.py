@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ci_tools.base.errors import InputError
+from ci_tools.base.github_answers import ShapeError
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -32,8 +33,10 @@ def tag_commit(api: Api, tag: str) -> str | None:
         except UnknownObjectException:
             return None
         if target.type == "tag":
-            return str(api.repository.get_git_tag(target.sha).object.sha)
-        return str(target.sha)
+            target = api.repository.get_git_tag(target.sha).object
+        if not isinstance(target.sha, str) or not _SHA.fullmatch(target.sha):
+            raise ShapeError(f"tag {tag} names no commit id: {target.sha!r}")
+        return target.sha
 
     return api.call(f"look up tag {tag}", lookup)
 

@@ -81,3 +81,38 @@ def test_stream_times_out_on_a_silent_child() -> None:
     code = "import time; print('started', flush=True); time.sleep(60)"
     result = proc.stream([sys.executable, "-c", code], on_line=lambda _: None, timeout=1)
     assert result.timed_out and result.seconds < 30
+
+
+SECRET = "floxhub_SeCrEt_0123456789abcdef"
+QUOTES_IT = "import os, sys; t = os.environ['FLOX_FLOXHUB_TOKEN']; print('out', t); print('err', t, file=sys.stderr)"
+
+
+def test_run_redacts_what_the_child_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 20 item 3: a tool quoting its token does not carry it into ci-tools' hands."""
+    monkeypatch.setenv("FLOX_FLOXHUB_TOKEN", SECRET)
+    result = proc.run([sys.executable, "-c", QUOTES_IT])
+    assert SECRET not in result.stdout + result.stderr
+    assert result.stdout.strip() == "out ***" and result.stderr.strip() == "err ***"
+
+
+def test_run_redacts_a_secret_of_the_child_environment_only() -> None:
+    env = {"PATH": "/usr/bin:/bin", "FLOX_FLOXHUB_TOKEN": SECRET}
+    result = proc.run([sys.executable, "-c", QUOTES_IT], env=env)
+    assert SECRET not in result.stdout + result.stderr
+
+
+def test_stream_redacts_each_line_before_anyone_sees_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLOX_FLOXHUB_TOKEN", SECRET)
+    seen: list[str] = []
+    result = proc.stream([sys.executable, "-c", QUOTES_IT], on_line=seen.append)
+    assert sorted(seen) == ["err ***", "out ***"]
+    assert SECRET not in result.stdout
+
+
+def test_run_bytes_redacts_stderr_and_keeps_stdout_as_data(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FLOX_FLOXHUB_TOKEN", SECRET)
+    result = proc.run_bytes([sys.executable, "-c", QUOTES_IT])
+    assert SECRET not in result.stderr
+    assert SECRET.encode() in result.stdout  # bytes to hash, never printed

@@ -257,6 +257,34 @@ def test_cli_malformed_record_is_exit_2_naming_the_field(
     assert f"{bad}: not a result record: NaN is not a JSON number" in cli.stderr
 
 
+@pytest.mark.parametrize(
+    ("field", "where"),
+    [
+        (("build", "closure_bytes"), "build.closure_bytes"),
+        (("test", "figures", "libraries", 0, "bytes"), "test.figures.libraries[0].bytes"),
+    ],
+)
+def test_cli_a_byte_count_past_json_range_is_exit_2_not_a_crash(
+    run_cli: CliRunner, tmp_path: Path, field: tuple[str | int, ...], where: str
+) -> None:
+    """Issue 20 item 10: 10**400 bytes raised OverflowError in report and release."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    data = RECORDS[0].to_json()
+    node = data
+    for key in field[:-1]:
+        node = node[key]
+    node[field[-1]] = 10**400
+    (folder / "x.result.json").write_text(json.dumps(data), encoding="utf-8")
+    for argv in (
+        ["report", str(folder)],
+        ["release", "--branch", "main", "--results", str(folder)],
+    ):
+        cli = run_cli(*argv, env={"GITHUB_TOKEN": "x" * 20, "GITHUB_REPOSITORY": "a/b"})
+        assert cli.returncode == 2 and "Traceback" not in cli.stderr, cli.stderr[-2000:]
+        assert f"{where}: must be a whole number from 0 to 9007199254740991" in cli.stderr
+
+
 def test_cli_appends_to_the_step_summary(run_cli: CliRunner, tmp_path: Path) -> None:
     folder = write_folder(tmp_path / "results", RECORDS[:2])
     summary = tmp_path / "step-summary.md"

@@ -54,6 +54,27 @@ def test_parse_nvidia_smi_keeps_an_unreadable_capability_as_unknown() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "capability",
+    ["\u0669.\u0660", "\uff19.\uff10", "1" * 5000 + ".0", "9.0.1", "-9.0", "9.0\u00b2"],
+)
+def test_parse_nvidia_smi_refuses_a_capability_of_other_digits(capability: str) -> None:
+    """Issue 20 item 10: 5000 digits crashed detect (int() refuses them), Arabic-Indic and
+    fullwidth digits were read as 9.0."""
+    with pytest.raises(InputError) as refused:
+        hostinfo.parse_nvidia_smi(f"NVIDIA H100, {capability}\n")
+    message = str(refused.value)
+    assert 'for GPU "NVIDIA H100"' in message and "--gpu-cc X.Y" in message
+    assert len(message) < 400
+
+
+@pytest.mark.parametrize("capability", ["[N/A]", "N/A", "[Not Supported]", ""])
+def test_parse_nvidia_smi_reads_a_capability_without_digits_as_unknown(capability: str) -> None:
+    assert hostinfo.parse_nvidia_smi(f"Some GPU, {capability}\n") == (
+        HostGpu(name="Some GPU", capability=None),
+    )
+
+
 # fixture -> (flags that must be there, flags that must not)
 CPUINFO = {
     "sapphire-rapids": ({"avx2", "avx512f", "avx512bw", "avx512_bf16", "avx512_vnni"}, set()),
