@@ -79,7 +79,15 @@ COMMANDS = {
     "release dry run": ["release", "--branch", "cuda-12_9", "--results", "RESULTS", "--dry-run"],
     "release": ["release", "--branch", "cuda-12_9", "--results", "RESULTS"],
     "list-published": ["release", "--branch", "cuda-12_9", "--org", "acme", "--list-published"],
-    "mark-green": ["mark-green", "--stack", STACK, "--fingerprint", "FINGERPRINT", "--commit", "HEAD"],
+    "mark-green": [
+        "mark-green",
+        "--stack",
+        STACK,
+        "--fingerprint",
+        "FINGERPRINT",
+        "--commit",
+        "HEAD",
+    ],
 }
 
 
