@@ -13,14 +13,14 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ci_tools.base import digits, github_answers, redact
+from ci_tools.base import github_answers, redact
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.github_answers import MAX_PAGES, PER_PAGE, checked_release
+from ci_tools.base.github_transient import is_transient, server_delay
 from ci_tools.base.retry import Deadline, DeadlinePassed, RetryPolicy, call, within
 
 if TYPE_CHECKING:
@@ -63,45 +63,6 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
     if not api_url.startswith(("https://", "http://")):
         raise InputError(f'GITHUB_API_URL "{api_url}" is not an http(s) URL')
     return Settings(token=token, api_url=api_url, repository=repository)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """5xx, network trouble and rate limits; never 4xx answers about the request itself."""
-    from github import GithubException, RateLimitExceededException
-    from requests import ConnectionError as RequestsConnectionError
-    from requests import Timeout
-
-    if isinstance(exc, RequestsConnectionError | Timeout):
-        return True
-    if not isinstance(exc, GithubException):
-        return False
-    if exc.status >= 500 or exc.status == 429 or isinstance(exc, RateLimitExceededException):
-        return True
-    headers = _lower(exc.headers)
-    return exc.status == 403 and (
-        "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
-    )
-
-
-def server_delay(exc: BaseException, now: Callable[[], float] = time.time) -> float | None:
-    """The wait a rate-limited answer asks for: Retry-After, else until x-ratelimit-reset."""
-    from github import GithubException
-
-    if not isinstance(exc, GithubException):
-        return None
-    headers = _lower(exc.headers)
-    # RFC 9110 §10.2.3: Retry-After is delay-seconds (1*DIGIT) or a date, which is ignored.
-    if "retry-after" in headers:
-        seconds = digits.whole(headers["retry-after"].strip(), max_digits=9)
-        return None if seconds is None else float(seconds)
-    if "x-ratelimit-reset" in headers and headers.get("x-ratelimit-remaining") == "0":
-        reset = digits.whole(headers["x-ratelimit-reset"].strip(), max_digits=12)
-        return None if reset is None else max(0.0, reset - now() + 1)
-    return None
-
-
-def _lower(headers: Mapping[str, str] | None) -> dict[str, str]:
-    return {str(k).lower(): str(v) for k, v in (headers or {}).items()}
 
 
 @dataclass(frozen=True, kw_only=True)

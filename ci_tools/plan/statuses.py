@@ -304,7 +304,8 @@ def mark_green(
     from github import GithubException
     from requests import RequestException
 
-    from ci_tools.base.github_api import is_transient, translate
+    from ci_tools.base.github_api import translate
+    from ci_tools.base.github_transient import is_transient
 
     target = api.repository.get_commit(commit)
     kwargs = {"target_url": target_url} if target_url else {}

@@ -16,7 +16,7 @@ import responses
 from responses import matchers
 
 from ci_tools import cli
-from ci_tools.base import github_api
+from ci_tools.base import github_api, github_transient
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.commands import release as release_command
 from tests.conftest import DATA
@@ -414,15 +414,15 @@ def test_ratelimit_reset_header_sets_the_wait() -> None:
         {"message": "API rate limit exceeded for installation ID 1."},
         {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000"},
     )
-    assert github_api.is_transient(exc)
-    assert github_api.server_delay(exc, now=lambda: 990.0) == 11.0
+    assert github_transient.is_transient(exc)
+    assert github_transient.server_delay(exc, now=lambda: 990.0) == 11.0
 
 
 def test_permission_denied_is_not_retried() -> None:
     from github import GithubException
 
     exc = GithubException(403, {"message": "Resource not accessible by integration"}, {})
-    assert not github_api.is_transient(exc)
+    assert not github_transient.is_transient(exc)
     settings = github_api.Settings(token=TOKEN, api_url=API, repository="acme/torch-builds")
     assert isinstance(github_api._translate("create release", exc, settings), InputError)
 
