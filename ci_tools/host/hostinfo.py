@@ -1,4 +1,5 @@
-"""Read this machine's facts for `detect`: GPUs, CPU flags, machine. The only I/O of detect.
+"""Read this machine's facts for `detect`: GPUs, driver, CPU flags, machine. The only I/O of
+detect.
 
 Each reader degrades to "not there" with a note rather than failing: a machine without
 nvidia-smi simply has no GPU to recommend for.
@@ -13,10 +14,14 @@ from pathlib import Path
 
 from ci_tools.base import proc
 from ci_tools.host import hostcpu
-from ci_tools.host.facts import HostGpu
+from ci_tools.host.facts import HostGpu, is_driver
 
 CPUINFO = Path("/proc/cpuinfo")
-NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader")
+NVIDIA_SMI_QUERY = (
+    "nvidia-smi",
+    "--query-gpu=name,compute_cap,driver_version",
+    "--format=csv,noheader",
+)
 
 _CAPABILITY = re.compile(r"\d+\.\d+")
 # What nvidia-smi prints (exit 6 on recent drivers) when the driver is there but no GPU is.
@@ -28,6 +33,7 @@ class GpuReading:
     gpus: tuple[HostGpu, ...]
     note: str  # how we know, for the reason line when there is no GPU
     warning: str | None = None
+    driver: str | None = None  # the NVIDIA driver nvidia-smi names
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,21 +42,37 @@ class CpuReading:
     warning: str | None = None
 
 
-def parse_nvidia_smi(text: str) -> tuple[HostGpu, ...]:
-    """`NAME, CAP` per line. The capability is the last field: a name may hold commas."""
-    gpus = []
+def _fields(text: str) -> list[tuple[str, str, str]]:
+    """`NAME, CAP, DRIVER` per line, from the right: a name may hold commas."""
+    rows = []
     for line in text.splitlines():
         if not line.strip() or _NO_DEVICES in line:
             continue
-        name, _, cap = line.rpartition(",")
-        cap = cap.strip()
+        parts = [p.strip() for p in line.rsplit(",", 2)]
+        if len(parts) == 3:
+            rows.append((parts[0], parts[1], parts[2]))
+        else:
+            # An older nvidia-smi without driver_version in the answer: NAME, CAP.
+            name, _, cap = line.rpartition(",")
+            rows.append((name.strip(), cap.strip(), ""))
+    return rows
+
+
+def parse_nvidia_smi(text: str) -> tuple[HostGpu, ...]:
+    gpus = []
+    for name, cap, _ in _fields(text):
         gpus.append(
-            HostGpu(
-                name=name.strip() or None,
-                capability=cap if _CAPABILITY.fullmatch(cap) else None,
-            )
+            HostGpu(name=name or None, capability=cap if _CAPABILITY.fullmatch(cap) else None)
         )
     return tuple(gpus)
+
+
+def parse_driver(text: str) -> str | None:
+    """The driver version nvidia-smi names (one driver serves every GPU of a machine)."""
+    for _, _, driver in _fields(text):
+        if is_driver(driver):
+            return driver
+    return None
 
 
 def read_gpus(timeout: float = 60) -> GpuReading:
@@ -71,7 +93,11 @@ def read_gpus(timeout: float = 60) -> GpuReading:
             "pass --gpu-cc X.Y to name its GPU",
         )
     gpus = parse_nvidia_smi(result.stdout)
-    return GpuReading(gpus=gpus, note="no NVIDIA GPU (nvidia-smi lists none)")
+    return GpuReading(
+        gpus=gpus,
+        note="no NVIDIA GPU (nvidia-smi lists none)",
+        driver=parse_driver(result.stdout) if gpus else None,
+    )
 
 
 def read_cpu_flags(path: Path = CPUINFO) -> CpuReading:
