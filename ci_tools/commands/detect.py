@@ -153,7 +153,6 @@ class Stated:
     capabilities: tuple[str, ...] | None = None
     flags: frozenset[str] | None = None
     driver: str | None = None
-    gpu_source: str = "--gpu-cc"
     # Where the GPU, CPU and driver facts came from (options or variables), for messages.
     sources: tuple[str, ...] = ()
 
@@ -175,7 +174,6 @@ class Stated:
             capabilities=facts.parse_capabilities(*gpus) if gpus else None,
             flags=facts.parse_flags(*flags) if flags else None,
             driver=facts.parse_driver(*driver) if driver else None,
-            gpu_source=gpus[1] if gpus else "--gpu-cc",
             sources=tuple(found[1] for found in (gpus, flags, driver) if found),
         )
 
@@ -195,7 +193,7 @@ def _host(stated: Stated) -> Host:
     driver = stated.driver
     if stated.capabilities is not None:
         gpus = tuple(HostGpu(name=None, capability=c) for c in stated.capabilities)
-        note = f"no NVIDIA GPU ({stated.gpu_source} none)"
+        note = facts.STATED_NO_GPU
     else:
         reading = hostinfo.read_gpus()
         gpus, note = reading.gpus, reading.note

@@ -40,6 +40,8 @@ _CAPABILITY = re.compile(CAPABILITY_PATTERN, re.ASCII)
 _FLAG = re.compile(FLAG_PATTERN, re.ASCII)
 _DRIVER = re.compile(DRIVER_PATTERN, re.ASCII)
 NO_GPU = "none"
+# The lead of the reason for a machine stated to have no GPU (`--gpu-cc none`, the page).
+STATED_NO_GPU = "no NVIDIA GPU (as stated)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,6 +87,7 @@ class Host:
             cpu_flags=frozenset(cpu_flags),
             gpus=tuple(HostGpu(name=None, capability=c) for c in capabilities),
             driver=driver,
+            no_gpu_note=STATED_NO_GPU,
         )
 
 

@@ -245,7 +245,7 @@ def test_gpu_override_does_not_ask_nvidia_smi(run_cli: CliRunner, tmp_path: Path
     assert not mark.exists()
     (rec,) = as_json(result)["recommendations"]
     assert rec["package"] == "pytorch-python313-cpu-avx2"
-    assert rec["reason"].startswith("no NVIDIA GPU (--gpu-cc none);")
+    assert rec["reason"].startswith("no NVIDIA GPU (as stated);")
 
 
 def test_failing_nvidia_smi_means_no_gpu(run_cli: CliRunner, tmp_path: Path) -> None:

@@ -238,9 +238,11 @@ def test_host_warnings_pass_through(catalog: Catalog) -> None:
 
 def test_no_gpu_note_leads_the_reason(catalog: Catalog) -> None:
     host = Host(
-        machine="x86_64", cpu_flags=cpu("zen4"), no_gpu_note="no NVIDIA GPU (--gpu-cc none)"
+        machine="x86_64", cpu_flags=cpu("zen4"), no_gpu_note="no NVIDIA GPU (nvidia-smi lists none)"
     )
-    assert _only(detect(catalog, host, branch="main")).startswith("no NVIDIA GPU (--gpu-cc none);")
+    assert _only(detect(catalog, host, branch="main")).startswith(
+        "no NVIDIA GPU (nvidia-smi lists none);"
+    )
 
 
 def test_empty_flags_fit_nothing(catalog: Catalog) -> None:

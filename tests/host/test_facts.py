@@ -43,8 +43,11 @@ def test_described_takes_plain_facts() -> None:
             HostGpu(name=None, capability="8.6"),
             HostGpu(name=None, capability="9.0"),
         ),
+        no_gpu_note="no NVIDIA GPU (as stated)",
     )
-    assert Host.described(machine="aarch64") == Host(machine="aarch64")
+    assert Host.described(machine="aarch64") == Host(
+        machine="aarch64", no_gpu_note="no NVIDIA GPU (as stated)"
+    )
 
 
 @pytest.mark.parametrize(
