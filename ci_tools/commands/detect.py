@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools.base.errors import InputError, log_lines, printable
-from ci_tools.catalog import grammar
+from ci_tools.base.errors import InputError, log_lines
 from ci_tools.catalog.model import Catalog, Platform
 from ci_tools.commands import _common
 from ci_tools.host import answer, facts, hostinfo
@@ -30,14 +29,6 @@ ENV = {
     "driver": "CI_TOOLS_DRIVER",
     "machine": "CI_TOOLS_MACHINE",
 }
-
-
-def _org(text: str) -> str:
-    """`--org` is printed into `flox install ORG/NAME`: a FloxHub handle, nothing a shell reads."""
-    why = grammar.ORG.problem(text)
-    if why is not None:
-        raise argparse.ArgumentTypeError(f"{printable(text)!r} {why}")
-    return text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +56,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--python", metavar="X.Y", help="the Python (default: the branch's newest)")
     parser.add_argument(
         "--org",
-        type=_org,
+        type=_common.org_name,
         help="the Flox organisation in the install line (default: the catalog's `org`)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")

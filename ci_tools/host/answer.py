@@ -6,13 +6,13 @@ table of answers), so no two views can drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import Variant
-from ci_tools.host.candidates import every_variant
+from ci_tools.host.candidates import Built, every_variant
 from ci_tools.host.choice import Recommendation
 from ci_tools.host.detect import Detection
 
@@ -37,10 +37,11 @@ class Known:
     stacks: Mapping[tuple[str, str, str], tuple[Variant, ...]]  # (branch, python, suffix)
 
     @classmethod
-    def of(cls, catalog: Catalog, built: Iterable[Variant] | None = None) -> Known:
+    def of(cls, catalog: Catalog, built: Built | None = None) -> Known:
         by_name: dict[tuple[str, str], Variant] = {}
         stacks: dict[tuple[str, str, str], list[Variant]] = {}
-        for v in built if built is not None else every_variant(catalog):
+        every = built.every if built is not None else every_variant(catalog)
+        for v in every:
             by_name[(v.branch.name, v.name)] = v
             stacks.setdefault((v.branch.name, v.python, v.suffix), []).append(v)
         ordered = {

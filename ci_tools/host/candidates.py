@@ -11,7 +11,7 @@ needs the NVIDIA driver branch its toolkit's `min_driver` names, where the drive
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -140,9 +140,25 @@ def python_on(branch: Branch, python: str | None) -> str | None:
 
 
 def every_variant(catalog: Catalog) -> tuple[variants.Variant, ...]:
-    """Every variant of every branch: gather's input, which a caller asking many questions of
-    one catalog expands once."""
+    """Every variant of every branch, in catalog order."""
     return tuple(v for name in catalog.branches for v in variants.expand(catalog, name))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Built:
+    """Every variant of a catalog with its target, by package: gather's input, which a caller
+    asking many questions of one catalog builds once (`Built.of`)."""
+
+    every: tuple[variants.Variant, ...]
+    by_target: Mapping[tuple[str, str], tuple[variants.Variant, ...]]  # (package, target)
+
+    @classmethod
+    def of(cls, catalog: Catalog) -> Built:
+        every = every_variant(catalog)
+        by_target: dict[tuple[str, str], list[variants.Variant]] = {}
+        for v in every:
+            by_target.setdefault((v.package.name, _target_of(v)), []).append(v)
+        return cls(every=every, by_target={k: tuple(v) for k, v in by_target.items()})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,25 +186,24 @@ def gather(
     package: str,
     workload: str,
     python: str | None = None,
-    built: Sequence[variants.Variant] | None = None,
+    built: Built | None = None,
 ) -> Candidates:
     """The candidates for every target `host` has; none for a machine the catalog does not
     build for. The package and workload must be the catalog's (detect checks them); `built`
-    is every_variant(catalog), expanded here when not given."""
+    is Built.of(catalog), made here when not given."""
     isas = sorted(catalog.isas.values(), key=lambda i: (i.level, i.name))
     judged = {i.name: judge_isa(i, host, workload) for i in isas}
     groups = group_gpus(catalog, host.gpus)
     targets = _targets(host.platform, groups)
     pythons = {b.name: python_on(b, python) for b in catalog.branches.values()}
     by_target: dict[tuple[str, str], list[Candidate]] = {}
-    for v in built if built is not None else every_variant(catalog):
-        if v.package.name != package or v.python != pythons[v.branch.name]:
-            continue
-        target = _target_of(v)
-        if target not in targets:
-            continue
-        candidate = _candidate(v, target, judged, host.driver_major)
-        by_target.setdefault((v.branch.name, target), []).append(candidate)
+    every = built if built is not None else Built.of(catalog)
+    driver = host.driver_major
+    for target in sorted(targets):
+        for v in every.by_target.get((package, target), ()):
+            if v.python == pythons[v.branch.name]:
+                candidate = _candidate(v, target, judged, driver)
+                by_target.setdefault((v.branch.name, target), []).append(candidate)
     return Candidates(
         host=host,
         package=package,

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from ci_tools.base.errors import InputError
 from ci_tools.catalog.model import Catalog, Platform
-from ci_tools.catalog.variants import Variant
 from ci_tools.host import candidates, choice
 from ci_tools.host.candidates import GpuGroup, newest_python
 from ci_tools.host.choice import Alternative, Recommendation
@@ -73,11 +72,11 @@ def detect(
     package: str = "pytorch",
     workload: str = GENERAL,
     python: str | None = None,
-    built: Sequence[Variant] | None = None,
+    built: candidates.Built | None = None,
 ) -> Detection:
     """Recommend one variant of `package` on `branch` per GPU capability (or one CPU/MPS), at
-    `python` (default: the branch's newest). `built` is candidates.every_variant(catalog), for
-    a caller that asks many questions of one catalog."""
+    `python` (default: the branch's newest). `built` is candidates.Built.of(catalog), for a
+    caller that asks many questions of one catalog."""
     the_branch = catalog.branch(branch)
     _check_question(catalog, package, workload)
     if python is not None and python not in the_branch.python:
