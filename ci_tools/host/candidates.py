@@ -46,7 +46,10 @@ class IsaFit:
     @property
     def why_not(self) -> str | None:
         if self.fit is Fit.MISSING_FLAGS:
-            return f"{self.isa.name} needs {' '.join(self.missing)}"
+            # Every flag it needs, not only the missing ones: the words then depend on which
+            # ISAs a CPU has and nothing else, so the selector page, which knows no more of a
+            # CPU, says exactly what detect says.
+            return f"{self.isa.name} needs {' '.join(self.isa.cpuinfo)}"
         if self.fit is Fit.OTHER_WORKLOAD:
             return f"{self.isa.name} is for workload {self.isa.workload}"
         if self.fit is Fit.OTHER_PLATFORM:

@@ -327,8 +327,8 @@ def choose_isa(
     next_level = min(higher, default=None)
 
     def why_not(fit: IsaFit) -> str:
-        if fit.missing:
-            return f"{fit.isa.name} not available: no {' '.join(fit.missing)}"
+        if fit.missing:  # all its flags, as IsaFit.why_not says why
+            return f"{fit.isa.name} not available: needs {' '.join(fit.isa.cpuinfo)}"
         return f"{fit.isa.name} not built for {where}"
 
     notes = []

@@ -52,15 +52,15 @@ CASES = [
     Case("spr-int8", "sapphire-rapids", (), "pytorch-python313-cpu-avx512vnni",
          workload="int8-inference"),
     Case("haswell-cpu", "haswell", (), "pytorch-python313-cpu-avx2",
-         says=("avx512 not available: no avx512f avx512dq avx512vl avx512bw",)),
+         says=("avx512 not available: needs avx512f avx512dq avx512vl avx512bw",)),
     # A workload ISA the host lacks falls back to the general choice and says why.
     Case("haswell-bf16", "haswell", (), "pytorch-python313-cpu-avx2", workload="bf16-training",
          says=("avx512bf16 not available", "wanted for bf16-training, using avx2")),
     Case("graviton2-cpu", "graviton2", (), "pytorch-python313-cpu-armv8_2",
-         says=("armv9 not available: no sve sve2",)),
+         says=("armv9 not available: needs sve sve2",)),
     # Graviton3 (Neoverse V1) has SVE but not SVE2: armv9 does not run there.
     Case("graviton3-cpu", "graviton3", (), "pytorch-python313-cpu-armv8_2",
-         says=("armv9 not available: no sve2",)),
+         says=("armv9 not available: needs sve sve2",)),
     Case("grace-cpu", "grace", (), "pytorch-python313-cpu-armv9", says=("armv9: sve sve2 present",)),
     # GPU + ISA.
     Case("zen4-h100", "zen4", ("9.0",), "pytorch-python313-cuda12_8-sm90-avx512",
@@ -81,7 +81,7 @@ CASES = [
          workload="int8-inference",
          says=("avx512vnni not built for sm61 on main (wanted for int8-inference, using avx2)",)),
     Case("sandy-sm61", "sandy-bridge", ("6.1",), "pytorch-python313-cuda12_8-sm61-avx",
-         says=("avx2 not available: no avx2 fma f16c",)),
+         says=("avx2 not available: needs avx2 fma f16c",)),
     # The branch lacks the SM: say so, name the branches that have it.
     Case("spr-sm61-cuda13", "sapphire-rapids", ("6.1",), None, branch="cuda-13_0",
          says=("cuda-13_0 (CUDA 13.0) has no sm61 pytorch", "sm61 needs CUDA <= 12.9"),
@@ -298,7 +298,7 @@ def test_isa_choice_follows_the_catalog_not_a_list_in_code(repo_root: Path) -> N
         catalog, Host(machine="x86_64", cpu_flags=cpu("sapphire-rapids")), branch="main"
     ).recommendations[0]
     assert rec.package == "pytorch-python313-cpu-avx512"
-    assert "avx10 not available: no avx10" in rec.reason
+    assert "avx10 not available: needs avx10" in rec.reason
 
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "data" / "upstream" / "pytorch-2.10-python313.yaml"
