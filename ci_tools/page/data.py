@@ -110,7 +110,7 @@ def _branch(catalog: Catalog, name: str) -> dict[str, Any]:
     torch = branch.versions.get(table.PACKAGE, "?")
     return {
         "name": name,
-        "label": f"{torch} ({name}, CUDA {', '.join(cudas)})",
+        "label": f"{torch} \u00b7 CUDA {', '.join(cudas)} \u00b7 {name}",
         "pythons": list(branch.python),
         "versions": dict(branch.versions),
     }

@@ -289,14 +289,16 @@
 
   function commands(lines, className) {
     var box = node("div", null, "commands");
+    var text = node("div", null, "lines");
+    lines.forEach(function (line) { text.appendChild(node("code", line, className)); });
     var copy = node("button", "copy", "copy");
     copy.type = "button";
-    copy.setAttribute("aria-label", "copy these commands");
+    copy.setAttribute("aria-label", "copy " + (lines.length > 1 ? "these commands" : "this command"));
     copy.addEventListener("click", function () {
       if (navigator.clipboard) { navigator.clipboard.writeText(lines.join("\n")).catch(function () {}); }
     });
+    box.appendChild(text);
     box.appendChild(copy);
-    lines.forEach(function (line) { box.appendChild(node("code", line, className)); });
     return box;
   }
 
@@ -434,6 +436,7 @@
   function start() {
     el("noscript-note").hidden = true;
     el("choices").hidden = false;
+    el("every").open = false; // the selector answers; the full table stays one click away
     listen();
     try {
       apply(window.location.search);
