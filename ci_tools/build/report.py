@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -241,6 +241,7 @@ def _row(record: ResultRecord) -> dict[str, Any]:
             else None
         ),
         "import_seconds": test.figures.import_seconds if test and test.figures else None,
+        "sizes": asdict(record.sizes),
         "publish": publish.status.value if publish else None,
         "passed": record.passed,
     }

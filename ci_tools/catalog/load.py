@@ -78,7 +78,13 @@ def _build(root: Node, path: Path, problems: Problems) -> Catalog | None:
         if branch is not None:
             branches[name] = branch
     return Catalog(
-        path=path, display_name=file, packages=packages, isas=isas, gpus=gpus, branches=branches
+        path=path,
+        display_name=file,
+        packages=packages,
+        isas=isas,
+        gpus=gpus,
+        branches=branches,
+        org=record.get("org"),
     )
 
 

@@ -172,6 +172,7 @@ class Catalog:
     isas: Mapping[str, Isa]
     gpus: Mapping[str, Gpu]
     branches: Mapping[str, Branch]
+    org: str | None = None  # the Flox organisation of `flox install ORG/NAME`
 
     def branch(self, name: str) -> Branch:
         """The named branch; an unknown name is bad input that lists the known ones."""

@@ -135,7 +135,11 @@ CUDA_PACKAGES = Field(
     True,
 )
 MIN_DRIVER = Field(
-    "min_driver", Int(0, 9999), "The lowest NVIDIA driver that runs its builds (550).", True
+    "min_driver",
+    Int(0, 9999),
+    "The lowest NVIDIA driver branch that runs its builds (580 for CUDA 13.0), from NVIDIA's "
+    "table of CUDA toolkits and driver versions; `detect` compares the driver's major version.",
+    True,
 )
 ALLOW_BROKEN = Field(
     "allow_broken",
@@ -280,6 +284,13 @@ CATALOG = Table(
     label="the catalog",
     doc="Every variant this repository builds: packages, CPU ISAs, GPUs, branches.",
     fields=(
+        Field(
+            "org",
+            Text(g.ORG),
+            "The Flox organisation its variants are published to: `detect` and the selector "
+            "page print `flox install ORG/NAME`.",
+            default_doc="none: install lines say `<org>`",
+        ),
         Field(
             "packages",
             _named(g.PACKAGE_NAME, PACKAGE, "package names to packages", "package"),

@@ -90,3 +90,11 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def org_name(text: str) -> str:
+    """`--org` is printed into `flox install ORG/NAME`: a FloxHub handle, nothing a shell reads."""
+    why = grammar.ORG.problem(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{printable(text)!r} {why}")
+    return text

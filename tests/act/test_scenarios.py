@@ -353,6 +353,19 @@ def test_release_dispatch_builds_tests_publishes_in_one_job_then_one_release(
     assert "no release: nothing was published" in run.text()
 
 
+def test_release_dispatch_publishes_the_selector_page(released: Released) -> None:
+    run, s = released.run, released.scenario
+    assert run.result("page") == "success", run.text()
+    assert run.result("page-deploy") == "success", run.text()
+    assert run.step_output("page-deploy", "deployment", "page_url") == (
+        f"https://{harness.REPOSITORY.replace('/', '.github.io/', 1)}/"
+    )
+    page = (s.pages / "index.html").read_text(encoding="utf-8")
+    # Install lines for the org the run published to; this run's records in the page's data.
+    assert "flox install acme/pytorch-python313-cpu-avx2" in page
+    assert '"main/pytorch-python313-cpu-avx2":{"sizes"' in page
+
+
 def test_a_narrower_second_dispatch_builds_only_its_selection(
     released: Released,
 ) -> None:

@@ -98,7 +98,8 @@ def test_branch_facts(catalog: Catalog) -> None:
     assert c129.cuda_tag == "12_9"
     assert c129.versions == {"pytorch": "2.9.1", "torchvision": "0.24.0"}
     assert c129.nixpkgs_rev == "6a030d535719c5190187c4cec156f335e95e3211"
-    assert catalog.branch("main").min_driver == 550
+    assert catalog.branch("main").min_driver == 570
+    assert catalog.org == "barstoolbluz"
     assert catalog.gpus["sm121"].capability == "12.1"
     assert catalog.gpus["sm61"].cudnn is False
 
@@ -178,7 +179,7 @@ def test_duplicate_names_are_rejected() -> None:
 
 
 def test_unknown_key_suggests_the_right_one() -> None:
-    text = _replace_once(SHIPPED, "        min_driver: 570", "        min_drivr: 570")
+    text = _replace_once(SHIPPED, "        min_driver: 580", "        min_drivr: 580")
     line = _line_of(text, "min_drivr")
     problems = _problems(text)
     assert any(
@@ -221,7 +222,7 @@ def test_bad_nixpkgs_rev_is_rejected() -> None:
 
 def test_all_problems_of_a_stage_are_reported_together() -> None:
     text = _replace_once(SHIPPED, "    level: 1\n", "    levle: 1\n")
-    text = _replace_once(text, "        min_driver: 570", "        min_drivr: 570")
+    text = _replace_once(text, "        min_driver: 580", "        min_drivr: 580")
     problems = _problems(text)
     assert len(problems) == 2
     assert 'unknown key "levle" in ISA avx (did you mean "level"?)' in problems[0]

@@ -42,6 +42,22 @@ def test_parse_nvidia_smi(fixture: str, expected: tuple[HostGpu, ...]) -> None:
     assert hostinfo.parse_nvidia_smi((DATA / fixture).read_text()) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "driver"),
+    [
+        ((DATA / "nvidia-smi-h100.txt").read_text(), "580.159.04"),
+        ((DATA / "nvidia-smi-comma-name.txt").read_text(), "580.159.04"),
+        ((DATA / "nvidia-smi-na.txt").read_text(), "580.65.06"),
+        # An nvidia-smi that leaves the column out, or prints something else there.
+        ("NVIDIA H100 80GB HBM3, 9.0\n", None),
+        ("NVIDIA H100 80GB HBM3, 9.0, [N/A]\n", None),
+        ("", None),
+    ],
+)
+def test_parse_driver(text: str, driver: str | None) -> None:
+    assert hostinfo.parse_driver(text) == driver
+
+
 @pytest.mark.parametrize("text", ["", "\n\n", "No devices were found\n"])
 def test_parse_nvidia_smi_without_gpus(text: str) -> None:
     assert hostinfo.parse_nvidia_smi(text) == ()
@@ -156,6 +172,7 @@ def test_read_gpus_asks_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("PATH", str(tmp_path))
     reading = hostinfo.read_gpus()
     assert reading.gpus == (H100,) * 8
+    assert reading.driver == "580.159.04"
     assert reading.warning is None
     assert argv.read_text().split() == list(hostinfo.NVIDIA_SMI_QUERY[1:])
 

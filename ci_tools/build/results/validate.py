@@ -168,7 +168,7 @@ _BUILD_KEYS = frozenset(
 )
 _TEST_KEYS = frozenset({"status", "checks", "figures"})
 _CHECK_KEYS = frozenset({"name", "status", "detail"})
-_FIGURES_KEYS = frozenset({"libraries", "import_seconds", "import_runs"})
+_FIGURES_KEYS = frozenset({"libraries", "import_seconds", "import_runs", "package_bytes"})
 _LIBRARY_KEYS = frozenset({"name", "bytes"})
 _PUBLISH_KEYS = frozenset({"status", "org", "attempts", "detail"})
 
@@ -232,6 +232,7 @@ def _figures(value: object) -> Figures | None:
         libraries=tuple(libs),
         import_seconds=_seconds(data, "import_seconds", "test.figures", required=False),
         import_runs=_count(data, "import_runs", "test.figures", default=0) or 0,
+        package_bytes=_count(data, "package_bytes", "test.figures", default=None),
     )
 
 

@@ -77,6 +77,8 @@ def test_unknown_schema_is_refused(tmp_path: Path, schema: object) -> None:
         ("extra", 1, "extra: unknown field"),
         ("build.sconds", 1, "build.sconds: unknown field"),
         ("test.figures", {"import_seconds": -1.0}, "test.figures.import_seconds: must be a finite"),
+        ("test.figures", {"package_bytes": -1}, "test.figures.package_bytes: must be a whole"),
+        ("test.figures", {"package_bytes": True}, "test.figures.package_bytes: must be a whole"),
         (
             "test.figures",
             {"libraries": [{"name": "libtorch_cpu.so"}]},
