@@ -219,7 +219,8 @@ def test_detect_refuses_a_capability_that_is_not_ascii_x_y(tmp_path: Path, capab
 
 def test_detect_prints_a_hostile_gpu_name_as_text(tmp_path: Path) -> None:
     """Issue 20 item 5: a GPU name holding `##[warning]` was printed as a command."""
-    lines = [f"NVIDIA {name}, 9.0" for name in NAMES]
+    # As nvidia-smi answers detect's query: name, compute capability, driver.
+    lines = [f"NVIDIA {name}, 9.0, 580.65.06" for name in NAMES]
     done = _detect(tmp_path, lines, "detect names")
     assert done.code == 0, done.stderr
     assert MARKER in done.stdout
