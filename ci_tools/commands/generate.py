@@ -16,7 +16,7 @@ from ci_tools.base.errors import EXIT_OK, FailedError, InputError
 from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
 from ci_tools.commands import _common
-from ci_tools.render import generated, readme, recipes
+from ci_tools.render import branchguard, generated, readme, recipes
 
 if TYPE_CHECKING:
     import jinja2
@@ -28,8 +28,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--branch",
         default=None,
         type=_common.branch_name,
-        help="the catalog branch to render (default: the current git branch if the catalog "
-        "has it, else main)",
+        help="the catalog branch to render (default: the checked-out git branch if the "
+        "catalog has it, else the branch its recipes were rendered for, else main); "
+        "rendering another branch than the checked-out one into the repository's recipes is "
+        "refused: switch branch first, or use --out",
     )
     parser.add_argument(
         "--out",
@@ -51,9 +53,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--out {args.out}: not a folder")
     catalog = _common.load(args)
     root = _common.catalog_path(args).resolve().parent
-    branch = args.branch or _common.default_branch(catalog, Path.cwd())
-    catalog.branch(branch)  # an unknown branch is bad input that lists the known ones
     out_dir: Path = args.out if args.out is not None else Path(layout.PKGS_DIR)
+    branch = _branch(args, catalog, root, out_dir)
 
     env = recipes.environment(root / layout.TEMPLATES_DIR)
     files = recipes.render_branch(catalog, branch, env)
@@ -73,6 +74,30 @@ def run(args: argparse.Namespace) -> int:
         + (f"; updated {readme_update[0].name}" if readme_update is not None else "")
     )
     return EXIT_OK
+
+
+def _branch(args: argparse.Namespace, catalog: Catalog, root: Path, out_dir: Path) -> str:
+    """The branch to render; refused (exit 2) where it would replace another branch's recipes
+    in the checkout (`branchguard`). `--check` writes nothing, so it is never refused."""
+    own_folder = root / layout.PKGS_DIR
+    checked_out = _common.current_git_branch(root)
+    recipes_of = branchguard.recipe_branches(own_folder)
+    branch: str = args.branch or branchguard.default_branch(
+        catalog.branches, checked_out, recipes_of
+    )
+    catalog.branch(branch)  # an unknown branch is bad input that lists the known ones
+    if args.check or out_dir.resolve() != own_folder.resolve():
+        return branch
+    problem = branchguard.problem(
+        rendered=branch,
+        checked_out=checked_out,
+        catalog_branches=catalog.branches,
+        recipes_of=recipes_of,
+        folder=layout.PKGS_DIR,
+    )
+    if problem is not None:
+        raise InputError(problem)
+    return branch
 
 
 def _readme_update(
