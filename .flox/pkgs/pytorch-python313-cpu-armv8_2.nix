@@ -19,6 +19,8 @@ import ../../nix/builders/torch-cpu.nix {
   pname = "pytorch-python313-cpu-armv8_2";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0, CPU only, ARMv8.2-A with FP16 and dot product, Python 3.13";
   isa = {
     name = "armv8_2";

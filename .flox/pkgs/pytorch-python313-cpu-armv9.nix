@@ -19,6 +19,8 @@ import ../../nix/builders/torch-cpu.nix {
   pname = "pytorch-python313-cpu-armv9";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0, CPU only, ARMv9-A with SVE2, Python 3.13";
   isa = {
     name = "armv9";

@@ -19,6 +19,8 @@ import ../../nix/builders/torch-cpu.nix {
   pname = "pytorch-python313-cpu-avx512vnni";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0, CPU only, AVX-512 with VNNI, Python 3.13";
   isa = {
     name = "avx512vnni";

@@ -21,6 +21,8 @@ import ../../nix/builders/torch-cuda.nix {
   pname = "pytorch-python313-cuda12_8-sm120-armv9";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0 for SM120 (Blackwell: RTX 5090), CUDA 12.8, ARMv9-A with SVE2, Python 3.13";
   gpu = {
     name = "sm120";

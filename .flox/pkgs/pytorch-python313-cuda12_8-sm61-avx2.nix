@@ -21,6 +21,8 @@ import ../../nix/builders/torch-cuda.nix {
   pname = "pytorch-python313-cuda12_8-sm61-avx2";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0 for SM61 (Pascal: GTX 1070, GTX 1080, GTX 1080 Ti, Tesla P40), CUDA 12.8, AVX2, Python 3.13";
   gpu = {
     name = "sm61";

@@ -21,6 +21,8 @@ import ../../nix/builders/torch-cuda.nix {
   pname = "pytorch-python313-cuda12_8-sm86-avx2";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0 for SM86 (Ampere: RTX 3090, RTX 3080 Ti, A40, A5000), CUDA 12.8, AVX2, Python 3.13";
   gpu = {
     name = "sm86";

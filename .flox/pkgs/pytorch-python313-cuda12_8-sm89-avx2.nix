@@ -21,6 +21,8 @@ import ../../nix/builders/torch-cuda.nix {
   pname = "pytorch-python313-cuda12_8-sm89-avx2";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0 for SM89 (Ada Lovelace: RTX 4090, RTX 4080, L4, L40, L40S), CUDA 12.8, AVX2, Python 3.13";
   gpu = {
     name = "sm89";

@@ -21,6 +21,8 @@ import ../../nix/builders/torch-cuda.nix {
   pname = "pytorch-python313-cuda12_8-sm90-avx512vnni";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0 for SM90 (Hopper: H100, H200), CUDA 12.8, AVX-512 with VNNI, Python 3.13";
   gpu = {
     name = "sm90";

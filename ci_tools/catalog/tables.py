@@ -9,6 +9,7 @@ from __future__ import annotations
 from ci_tools.catalog import grammar as g
 from ci_tools.catalog.scalars import Bool, Enum, Int, Text, Version
 from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Table
+from ci_tools.catalog.upstream import missing_hash_hint
 
 LINUX = ("x86_64-linux", "aarch64-linux")
 PLATFORMS = (*LINUX, "aarch64-darwin")
@@ -165,6 +166,7 @@ SOURCE = Table(
             ),
             "The SRI hash of its GitHub source.",
             True,
+            when_missing=missing_hash_hint,
         ),
     ),
 )

@@ -29,6 +29,8 @@ import ../../nix/builders/torch-cuda.nix {
   pname = "pytorch-python313-cuda13_0-sm121-armv9";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.10.0";
   description = "pytorch 2.10.0 for SM121 (Blackwell: DGX Spark), CUDA 13.0, ARMv9-A with SVE2, Python 3.13";
   gpu = {
     name = "sm121";
