@@ -139,7 +139,13 @@ def toolkit_comment(variant: Variant) -> str:
 
 
 def describe(variant: Variant) -> str:
-    """One line for `meta.description` and the recipe's comment."""
+    """One line for `meta.description` and the recipe's comment, from build facts only.
+
+    The recipe's text is an input of its build (its fingerprint), so the descriptive catalog
+    fields (a GPU's family and hardware, an ISA's description) stay out of it: adding a GPU
+    to a hardware list would otherwise schedule rebuilds of identical store paths (`meta` is
+    not part of the derivation). The README's tables carry them instead.
+    """
     version = f"{variant.package.name} {variant.version or ''}".strip()
     python = f"Python {variant.python}"
     if variant.requires is not None:
@@ -148,14 +154,13 @@ def describe(variant: Variant) -> str:
         return f"{version} for Apple Silicon (MPS), {python}"
     assert variant.isa is not None
     if variant.kind is Kind.CPU:
-        return f"{version}, CPU only, {variant.isa.description}, {python}"
+        return f"{version}, CPU only, {variant.isa.name}, {python}"
     assert variant.gpu is not None
     gpu = variant.gpu
-    hardware = f": {', '.join(gpu.hardware)}" if gpu.hardware else ""
     return (
-        f"{version} for {gpu.name.upper()} ({gpu.family}{hardware}), "
+        f"{version} for {gpu.name.upper()} (compute capability {gpu.capability}), "
         f"CUDA {variant.toolkit.cuda if variant.toolkit else variant.branch.cuda}, "
-        f"{variant.isa.description}, {python}"
+        f"{variant.isa.name}, {python}"
     )
 
 

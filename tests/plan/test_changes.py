@@ -181,6 +181,22 @@ def test_descriptive_catalog_field_schedules_nothing(repo: Path, run_cli: CliRun
     assert scheduled(run_cli, repo) == set()
 
 
+def test_hardware_and_family_edits_regenerated_schedule_nothing(
+    repo: Path, run_cli: CliRunner
+) -> None:
+    """A GPU added to sm80's hardware list, the family renamed, the recipes regenerated (as
+    generate --check demands): no recipe changes, so nothing is scheduled."""
+    edit(repo, "catalog.yaml", "hardware: [A100, A30]", "hardware: [A100, A30, A800]")
+    edit(repo, "catalog.yaml", "family: Ampere datacenter", "family: Ampere (data centre)")
+    edit(repo, "catalog.yaml", "description: AVX2\n", "description: AVX2 with FMA3 and F16C\n")
+    shutil.copytree(REPO_ROOT / "templates", repo / "templates")
+    remove(repo, "README.md")  # no README, no generated tables to keep
+    done = run_cli("generate", "--branch", BRANCH, cwd=repo)
+    assert done.returncode == 0 and ": 0 written," in done.stdout, done.stdout + done.stderr
+    commit_all(repo, "hardware")
+    assert scheduled(run_cli, repo) == set()
+
+
 def test_reverted_change_against_an_older_ref_schedules_nothing(
     repo: Path, run_cli: CliRunner
 ) -> None:
