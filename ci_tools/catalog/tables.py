@@ -1,4 +1,5 @@
-"""The shape of `catalog.yaml` and `runners.yaml`, each key declared once (see `shape.py`).
+"""The shape of `catalog.yaml` and `runners.yaml`, each key declared once (see `shape.py`);
+`settings.py` declares `ci-tools.yaml` with the same kinds.
 
 The loaders check files against these, `python3 -m ci_tools.catalog.schema` writes the JSON
 Schemas from them and `ci-tools generate` the README's key reference.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -28,14 +29,39 @@ def catalog_path(args: argparse.Namespace) -> Path:
     return path if path is not None else Path.cwd() / layout.CATALOG
 
 
-def load(args: argparse.Namespace) -> Catalog:
+def load_file(args: argparse.Namespace) -> Catalog:
+    """The catalog file itself: `generate` renders from nothing else."""
     path = catalog_path(args)
     if not path.is_file():
         raise InputError(
-            f"{path}: no catalog here; run ci-tools in the build repository's root "
-            "or pass --catalog PATH"
+            f"{path}: no catalog: `generate` renders recipes from {layout.CATALOG}, which this "
+            f"repository does not have; its hand-written recipes under {layout.PKGS_DIR}/ "
+            "are its own (every other command works from their names). Pass --catalog PATH "
+            "to render from a catalog elsewhere"
         )
     return load_catalog(path, display_name=_display(path))
+
+
+def load(args: argparse.Namespace) -> Catalog:
+    """The catalog; in a repository without one (and no --catalog), the catalog its recipes'
+    names make, with the built-in facts and the settings file (`catalog.named`)."""
+    path = catalog_path(args)
+    if path.is_file():
+        return load_catalog(path, display_name=_display(path))
+    if getattr(args, "catalog", None) is not None:
+        raise InputError(f"--catalog {path}: no such file")
+    # Imported here: only a repository without a catalog pays for git and discovery.
+    from ci_tools.catalog.settings import load_settings
+    from ci_tools.plan.checkout import Checkout
+    from ci_tools.plan.source import named_catalog
+
+    root = Path.cwd()
+    return named_catalog(
+        Checkout(root=root),
+        branch=getattr(args, "branch", None),
+        env=os.environ,
+        settings=load_settings(root),
+    )
 
 
 def _display(path: Path) -> str:
@@ -59,7 +85,10 @@ def current_git_branch(cwd: Path) -> str | None:
 
 
 def default_branch(catalog: Catalog, cwd: Path) -> str:
-    """The current git branch if the catalog has it, else `main`."""
+    """The current git branch if the catalog has it, else `main`; a catalog made from recipe
+    names has one branch, already the checked-out (or named) one."""
+    if len(catalog.branches) == 1 and next(iter(catalog.branches.values())).published:
+        return next(iter(catalog.branches))
     current = current_git_branch(cwd)
     if current is not None and current in catalog.branches:
         return current

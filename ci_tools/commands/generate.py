@@ -51,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise InputError(f"--out {args.out}: not a folder")
-    catalog = _common.load(args)
+    catalog = _common.load_file(args)
     root = _common.catalog_path(args).resolve().parent
     out_dir: Path = args.out if args.out is not None else Path(layout.PKGS_DIR)
     branch = _branch(args, catalog, root, out_dir)

@@ -52,7 +52,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help=f"without a catalog: a file or folder directly under {layout.PKGS_DIR}/ (by name, "
-        "without .nix) that is not a variant (repeatable)",
+        f"without .nix) that is not a variant (repeatable); globs under `ignore:` in "
+        f"{layout.SETTINGS} do the same for every command",
     )
     _output_options(parser)
     parser.add_argument(
@@ -186,7 +187,12 @@ def _variants(
     catalog_path = _common.catalog_path(args)
     if args.catalog is not None or catalog_path.is_file():
         return source.from_catalog(_common.load(args), catalog_path, args.branch, checkout, env)
-    return source.discovered(checkout, ignore=args.ignore, branch=args.branch, env=env)
+    from ci_tools.catalog.settings import load_settings
+
+    settings = load_settings(checkout.root)
+    return source.discovered(
+        checkout, ignore=args.ignore, branch=args.branch, env=env, settings=settings
+    )
 
 
 def _scheduled(

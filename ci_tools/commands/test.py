@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
+from ci_tools.build import flox_build
 from ci_tools.build.report import format_bytes
 from ci_tools.build.results import Check, Figures, Status, TestOutcome, test_status
 from ci_tools.build.smoke import closure, runner
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.python is not None:
         python = runner.resolve_python(args.python, env)
     else:
-        result_dir = args.result or cwd / f"result-{variant.name}"
+        result_dir = args.result or flox_build.result_link(cwd, variant.name)
         try:
             launch = closure.interpreter_in(result_dir, variant.name, variant.python)
         except closure.NoInterpreterError as exc:

@@ -249,11 +249,24 @@ def _size(size: int | None) -> str:
     raise AssertionError("unreachable")
 
 
+# ci-tools' own notes template; a repository's templates/release-notes.md.j2 replaces it.
+PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
 def render_notes(notes: Notes, templates_dir: Path) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
+    """The notes from the repository's template where it has one, else ci-tools' own."""
+    from jinja2 import (
+        ChoiceLoader,
+        Environment,
+        FileSystemLoader,
+        StrictUndefined,
+        TemplateNotFound,
+    )
 
     env = Environment(
-        loader=FileSystemLoader(str(templates_dir)),
+        loader=ChoiceLoader(
+            [FileSystemLoader(str(templates_dir)), FileSystemLoader(str(PACKAGED_TEMPLATES))]
+        ),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -264,8 +277,9 @@ def render_notes(notes: Notes, templates_dir: Path) -> str:
         template = env.get_template(NOTES_TEMPLATE)
     except TemplateNotFound:
         raise InputError(
-            f"{templates_dir / NOTES_TEMPLATE}: release notes template not found; "
-            f"run ci-tools in the build repository's root"
+            f"{PACKAGED_TEMPLATES / NOTES_TEMPLATE}: ci-tools' release notes template is "
+            "missing from its installation; reinstall ci-tools, or put one at "
+            f"{templates_dir / NOTES_TEMPLATE}"
         ) from None
     return template.render(notes=notes)
 

@@ -168,7 +168,7 @@ def test_unknown_branch_lists_the_known_ones(run_cli: CliRunner, repo: Path) -> 
 def test_missing_catalog(run_cli: CliRunner, tmp_path: Path) -> None:
     result = run_cli("generate", cwd=tmp_path)
     assert result.returncode == 2
-    assert "no catalog here" in result.stderr
+    assert "no catalog: `generate` renders recipes from catalog.yaml" in result.stderr
 
 
 def test_stale_readme_block(run_cli: CliRunner, repo: Path) -> None:

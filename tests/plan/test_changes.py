@@ -282,8 +282,17 @@ def test_without_catalog_renamed_base_reports_its_importer(
 def test_without_catalog_a_name_outside_the_grammar_is_refused(
     upstream: Path, run_cli: CliRunner
 ) -> None:
-    git(upstream, "mv", recipe(BASE), recipe(BASE + "-nightly"))
+    git(upstream, "mv", recipe(BASE), recipe(BASE + "-cu128"))
     commit_all(upstream, "rename")
     result = run_cli("matrix", "--since", "HEAD~1", cwd=upstream)
     assert result.returncode == 2
-    assert f"{recipe(BASE + '-nightly')}" in result.stderr
+    assert f"{recipe(BASE + '-cu128')}" in result.stderr
+    assert 'add "cu128" under `builds:` in ci-tools.yaml' in result.stderr
+    # Declared in the settings file, it is another build of BASE, scheduled as changed.
+    write(upstream, "ci-tools.yaml", "builds: [cu128]\n")
+    commit_all(upstream, "settings")
+    result = run_cli("matrix", "--group", "none", "--since", "HEAD~2", cwd=upstream)
+    assert result.returncode == 0, result.stderr
+    assert BASE + "-cu128" in {
+        p for e in json.loads(result.stdout)["include"] for p in e["packages"]
+    }

@@ -228,12 +228,15 @@ def test_notes_render_golden(catalog: Catalog, repo_root: Path) -> None:
     _check_golden("release-notes-cuda-12_9.md", text)
 
 
-def test_missing_template_is_bad_input(catalog: Catalog, tmp_path: Path) -> None:
+def test_without_a_template_of_its_own_a_repository_gets_ci_tools_one(
+    catalog: Catalog, repo_root: Path, tmp_path: Path
+) -> None:
     notes, _ = _notes(catalog)
-    with pytest.raises(
-        InputError, match=r"release-notes\.md\.j2: release notes template not found"
-    ):
-        release.render_notes(notes, tmp_path)
+    assert release.render_notes(notes, tmp_path) == release.render_notes(
+        notes, repo_root / "templates"
+    )
+    (tmp_path / "release-notes.md.j2").write_text("{{ notes.tag }} ours\n", encoding="utf-8")
+    assert release.render_notes(notes, tmp_path) == f"{notes.tag} ours\n"
 
 
 def test_summary_holds_outcome_and_record_of_every_variant(catalog: Catalog) -> None:

@@ -140,7 +140,10 @@ def _import(facts: Facts, module: str) -> Verdict:
 
 def _version(reported: str, expected: str | None, what: str) -> Verdict:
     if expected is None:
-        return Status.SKIPPED, f"the catalog names no version to compare {what} {reported} with"
+        return Status.SKIPPED, (
+            f"no version to compare {what} {reported} with: the catalog's versions name none "
+            "(without a catalog: versions under branches.<branch> in ci-tools.yaml)"
+        )
     if version_matches(reported, expected):
         return Status.PASSED, f"{what} is {reported}, expected {expected}"
     return Status.FAILED, f"{what} is {reported}, expected {expected}"
