@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "sync-workflows": (
         "ci_tools.commands.sync_workflows",
-        "keep the workflows' branch lists equal to the catalog's",
+        "keep the workflows' branch lists equal to the catalog's branches",
     ),
     "build": ("ci_tools.commands.build", "run `flox build` for variants and record the result"),
     "test": ("ci_tools.commands.test", "prove a built variant is what it claims to be"),

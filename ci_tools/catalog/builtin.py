@@ -1,4 +1,4 @@
-"""What ci-tools knows without a catalog: the packages, CPU ISAs and GPUs of DESIGN §2.2-2.3.
+"""What ci-tools knows without a catalog: the packages, CPU ISAs and GPUs it builds for.
 
 A build repository without `catalog.yaml` names its variants by file name only; these give
 each name its facts (an ISA's platform, `/proc/cpuinfo` flags and torch capability, an SM's
@@ -130,7 +130,7 @@ GPUS: Mapping[str, Gpu] = {
     )
 }  # fmt: skip
 
-# cuDNN 9.12 and later refuse compute capabilities below 7.5 (DESIGN §2.5).
+# cuDNN 9.12 and later refuse compute capabilities below 7.5 (nixpkgs' cudnn).
 CUDNN_MIN_CAPABILITY = (7, 5)
 
 

@@ -1,4 +1,4 @@
-"""Variant names (DESIGN §2.4): the one place that spells and parses them.
+"""Variant names: the one place that spells and parses them.
 
 GPU    {pkg}-python{PY}-cuda{MAJ}_{MIN}-sm{N}-{isa}   pytorch-python313-cuda12_9-sm90-avx512
 CPU    {pkg}-python{PY}-cpu-{isa}                      torchvision-python313-cpu-avx2

@@ -99,7 +99,7 @@ GPU = Table(
         Field("min_cuda", Version(), "The lowest CUDA (major.minor) that compiles it."),
         Field("max_cuda", Version(), "The highest CUDA (major.minor) that compiles it."),
         Field("isas", NAMES, "The only CPU ISAs it pairs with.", default_doc="every ISA"),
-        Field("cudnn", Bool(), "Build with cuDNN (9.11+ dropped capability < 7.5).", default=True),
+        Field("cudnn", Bool(), "Build with cuDNN (9.12+ refuses capability < 7.5).", default=True),
     ),
 )
 

@@ -20,7 +20,23 @@ def add_catalog_option(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="PATH",
-        help=f"the catalog file (default: {layout.CATALOG} in the current directory)",
+        help=f"the catalog file (default: {layout.CATALOG} in the current directory; without "
+        f"one, the names of the recipes under {layout.PKGS_DIR}/, the built-in facts and "
+        f"{layout.SETTINGS})",
+    )
+
+
+# Every command's default branch, in the same words (`generate` adds one rule of its own).
+BRANCH_DEFAULT = (
+    "default: the checked-out git branch if the catalog has it; on a detached HEAD the "
+    "branch GITHUB_BASE_REF, GITHUB_HEAD_REF or GITHUB_REF names; else main. Without a "
+    "catalog: the checked-out or so named branch"
+)
+
+
+def add_branch_option(parser: argparse.ArgumentParser, what: str = "the branch") -> None:
+    parser.add_argument(
+        "--branch", metavar="B", type=branch_name, help=f"{what} ({BRANCH_DEFAULT})"
     )
 
 
@@ -85,14 +101,14 @@ def current_git_branch(cwd: Path) -> str | None:
 
 
 def default_branch(catalog: Catalog, cwd: Path) -> str:
-    """The current git branch if the catalog has it, else `main`; a catalog made from recipe
-    names has one branch, already the checked-out (or named) one."""
+    """The branch a command works on without --branch (BRANCH_DEFAULT); a catalog made from
+    recipe names has one branch, already the checked-out (or named) one."""
     if len(catalog.branches) == 1 and next(iter(catalog.branches.values())).published:
         return next(iter(catalog.branches))
-    current = current_git_branch(cwd)
-    if current is not None and current in catalog.branches:
-        return current
-    return "main"
+    from ci_tools.plan.checkout import Checkout
+    from ci_tools.plan.source import catalog_branch
+
+    return catalog_branch(catalog.branches, Checkout(root=cwd), os.environ)
 
 
 def branch_name(text: str) -> str:

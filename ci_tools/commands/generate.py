@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
     parser.add_argument(
         "--branch",
-        default=None,
+        metavar="B",
         type=_common.branch_name,
         help="the catalog branch to render (default: the checked-out git branch if the "
         "catalog has it, else the branch its recipes were rendered for, else main); "
@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"generate: {line}")
     written = len(plan.missing) + len(plan.stale)
     print(
-        f"generate: branch {branch}: {recipes.recipe_count(files)} recipes and "
-        f"{len(files) - recipes.recipe_count(files)} lib files in {out_dir}: {written} written, "
+        f"generate: branch {branch}: {recipes.recipe_count(files)} recipes in {out_dir}: "
+        f"{written} written, "
         f"{plan.unchanged} unchanged, {len(plan.extra)} removed"
         + (f"; updated {readme_update[0].name}" if readme_update is not None else "")
     )

@@ -37,13 +37,7 @@ MAX_SHARDS = 64
 
 def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
-    parser.add_argument(
-        "--branch",
-        metavar="B",
-        type=_common.branch_name,
-        help="the catalog branch (default: the current git branch if the catalog has it, "
-        "else main); without a catalog, only the entries' branch field",
-    )
+    _common.add_branch_option(parser, "the branch; without a catalog, only the entries' field")
     _selection_options(parser)
     _schedule_options(parser)
     parser.add_argument(

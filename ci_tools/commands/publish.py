@@ -22,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="folder of result records, DIR/<variant>.result.json (default: "
         f"{DEFAULT_RESULTS}, where `ci-tools build` and `test` write them)",
     )
-    parser.add_argument("--branch", default=None, help="catalog branch (default: the git branch)")
+    _common.add_branch_option(parser)
     parser.add_argument(
         "--dry-run", action="store_true", help="print the commands; publish and write nothing"
     )

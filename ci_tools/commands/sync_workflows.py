@@ -26,7 +26,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; exit 1 if a workflow's branch list differs from the catalog",
+        help="write nothing; exit 1 if a workflow's branch list differs from the catalog's "
+        f"branches (without a catalog: `branches:` in {layout.SETTINGS})",
     )
 
 

@@ -14,15 +14,13 @@ from ci_tools.build.smoke import closure, runner
 from ci_tools.build.smoke.expect import expectations_for
 from ci_tools.catalog import variants
 from ci_tools.commands import _results
-from ci_tools.commands._common import add_catalog_option, default_branch, load
+from ci_tools.commands._common import add_branch_option, add_catalog_option, default_branch, load
 from ci_tools.host import hostcpu
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="the variant to check")
-    parser.add_argument(
-        "--branch", help="the catalog branch (default: the current git branch, else main)"
-    )
+    add_branch_option(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--result",

@@ -1,8 +1,8 @@
 """Variants of a build repository that has recipes but no catalog, from its recipe files.
 
-Strict: every file under `.flox/pkgs/` is a variant of the grammar (DESIGN §2.4, with the
-declared aliases of `names`) or a reported problem, unless it is ignored: by a glob of the
-settings file (`ci-tools.yaml`'s `ignore:`) or by name (`--ignore`). flox's NEF names packages by path
+Strict: every file under `.flox/pkgs/` is a variant of the grammar (`names`, with its
+declared aliases) or a reported problem, unless it is ignored: by a glob of the settings file
+(`ci-tools.yaml`'s `ignore:`) or by name (`--ignore`). flox's NEF names packages by path
 (`dirToAttrs`): `<name>.nix` and `<name>/default.nix` are package `<name>` (the folder's
 other files are that package's), any other folder is a package *set* (`lib/x.nix` is
 package `lib.x`, which `flox build` builds), so a folder without `default.nix` is a

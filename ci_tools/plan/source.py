@@ -50,7 +50,7 @@ def from_catalog(
     it, else the branch the workflow names, else `main`)."""
     from ci_tools.catalog.variants import expand
 
-    chosen = branch or _catalog_branch(catalog.branches, checkout, env)
+    chosen = branch or catalog_branch(catalog.branches, checkout, env)
     variants = expand(catalog, chosen)
 
     def head_facts() -> Mapping[str, Hashable]:
@@ -69,7 +69,7 @@ def from_catalog(
     )
 
 
-def _catalog_branch(known: Mapping[str, object], checkout: Checkout, env: Mapping[str, str]) -> str:
+def catalog_branch(known: Mapping[str, object], checkout: Checkout, env: Mapping[str, str]) -> str:
     """The checked-out branch if the catalog has it; on a detached HEAD (a pull request's
     merge commit) the branch the workflow names; else `main`."""
     current = checkout.git.current_branch() if checkout.git is not None else None

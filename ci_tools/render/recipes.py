@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class RenderedFile:
-    path: str  # relative to the output directory: "pytorch-...nix", "lib/nixpkgs.nix"
+    path: str  # relative to the output directory: "pytorch-python313-cpu-avx2.nix"
     text: str
 
 
@@ -103,7 +103,7 @@ def pin_context(catalog: Catalog, variant: Variant) -> dict[str, object]:
     """What the recipe passes to `nix/nixpkgs.nix`: the pin, config and overlays of its toolkit.
 
     CUDA recipes set `cudaCapabilities` to their one SM, so every CUDA library in the closure
-    (MAGMA first of all) is compiled for that SM only, as seed 000's per-SM MAGMA is.
+    (MAGMA first of all) is compiled for that SM only: a per-SM MAGMA.
     """
     branch = variant.branch
     rev, sha256 = variant.pin

@@ -234,7 +234,7 @@ def _cudnn(facts: Facts, expect: Expectations) -> Verdict:
     if available:
         return (
             Status.FAILED,
-            f"cuDNN available; {sm} builds must not have it (cuDNN 9.11+ needs SM >= 7.5)",
+            f"cuDNN available; {sm} builds must not have it (cuDNN 9.12+ needs SM >= 7.5)",
         )
     return Status.PASSED, f"cuDNN not available, as {sm} builds must not have it (SM < 7.5)"
 
