@@ -75,3 +75,17 @@ def test_every_flag_in_the_readme_exists() -> None:
     ours = set().union(*(_flags(p) for p in _commands().values()))
     unknown = sorted(set(FLAG.findall(README)) - ours - set(OTHER_TOOLS))
     assert not unknown, f"flags no ci-tools command (nor a listed tool) has: {unknown}"
+
+
+def test_ci_runs_the_quick_start_word_for_word() -> None:
+    """The two Quick start commands are what `.ci/run` runs, so CI proves them on every push."""
+    section = README.split("## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    commands = [line for line in block[1].splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert "venv" in commands[0] and "ci-tools matrix" in commands[0]
+    assert "download.pytorch.org/whl/cpu" in commands[1] and "pytest" in commands[1]
+    run = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    for command in commands:
+        assert command in run, f".ci/run does not run the README's {command!r}"
