@@ -18,7 +18,12 @@ from ci_tools.build.results import Status
 from ci_tools.catalog import variants
 from ci_tools.catalog.load import load_catalog
 from tests.conftest import REPO_ROOT
-from tests.doubles.flox.test_flox_double import double_environment, make_repo, recipe
+from tests.doubles.flox.test_flox_double import (
+    double_environment,
+    make_repo,
+    recipe,
+    store_environment,
+)
 
 BASE = "pytorch-python313-cuda12_8-sm90-avx512"
 VISION = "torchvision-python313-cuda12_8-sm90-avx512"
@@ -164,15 +169,7 @@ def test_a_built_result_without_python_is_a_failed_test_on_record(
     records that as a failed test (exit 1), not as bad input with no record (exit 2)."""
     out = tmp_path / "records"
     assert _cli(run_cli, checkout, env, OTHER, "--results", str(out)).returncode == 0
-    root = tmp_path / "nix"  # the double's private store: the job's Nix must see it too
-    store_env = {
-        **env,
-        "NIX_STORE_DIR": str(root / "store"),
-        "NIX_STATE_DIR": str(root / "var"),
-        "NIX_LOG_DIR": str(root / "log"),
-        "NIX_CONF_DIR": str(root / "etc"),
-        "NIX_REMOTE": "",
-    }
+    store_env = store_environment(env)  # the job's Nix sees the double's private store
     catalog = str(REPO_ROOT / "catalog.yaml")
     args = ("test", "--catalog", catalog, "--branch", "main", "--results", str(out), OTHER)
     done = run_cli(*args, cwd=checkout, env=store_env)

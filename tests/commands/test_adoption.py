@@ -19,7 +19,7 @@ import pytest
 from ci_tools.build import results
 from ci_tools.build.results import Status
 from tests.conftest import REPO_ROOT, CliRunner
-from tests.doubles.flox.test_flox_double import double_environment, make_repo
+from tests.doubles.flox.test_flox_double import double_environment, make_repo, recipe
 from tests.doubles.github.server import GitHubDouble
 from tests.gitutil import commit_all
 
@@ -28,16 +28,6 @@ pytestmark = pytest.mark.skipif(
     reason="needs nix-bin and git",
 )
 
-# A recipe keeps to flox's door (its one argument has a default) and builds a placeholder.
-RECIPE = """\
-{ fetchPinnedNixpkgs ? null }:
-derivation {
-  name = "NAME";
-  system = builtins.currentSystem;
-  builder = "/bin/sh";
-  args = [ "-c" "echo NAME > $out" ];
-}
-"""
 CPU = "pytorch-python313-cpu-avx2"
 ARM = "pytorch-python313-cpu-armv8.2"
 GPU_ARM = "pytorch-python313-cuda12_8-sm90-armv8.2"
@@ -62,8 +52,8 @@ branches:
 
 @pytest.fixture
 def adopted(tmp_path: Path) -> Path:
-    files = {f".flox/pkgs/{name}.nix": RECIPE.replace("NAME", name) for name in VARIANTS}
-    files |= {f".flox/pkgs/{name}.nix": RECIPE.replace("NAME", name) for name in VISION}
+    files = {f".flox/pkgs/{name}.nix": recipe(name) for name in VARIANTS}
+    files |= {f".flox/pkgs/{name}.nix": recipe(name) for name in VISION}
     files |= {f".flox/pkgs/{name}": "# not a recipe\n" for name in NOT_RECIPES}
     files["ci-tools.yaml"] = SETTINGS
     files[".gitignore"] = "/results/\nresult-*\n"

@@ -15,7 +15,12 @@ from ci_tools.build import results
 from ci_tools.build.results import Status
 from ci_tools.catalog import builtin, names
 from tests.conftest import DATA, CliRunner
-from tests.doubles.flox.test_flox_double import double_environment, make_repo
+from tests.doubles.flox.test_flox_double import (
+    double_environment,
+    make_repo,
+    recipe,
+    store_environment,
+)
 
 pytestmark = pytest.mark.skipif(
     shutil.which("nix-instantiate") is None or shutil.which("git") is None,
@@ -24,15 +29,6 @@ pytestmark = pytest.mark.skipif(
 
 UPSTREAM = DATA / "upstream"
 LISTS = sorted(p.stem for p in UPSTREAM.glob("*.names"))
-RECIPE = """\
-{ fetchPinnedNixpkgs ? null }:
-derivation {
-  name = "NAME";
-  system = builtins.currentSystem;
-  builder = "/bin/sh";
-  args = [ "-c" "echo NAME > $out" ];
-}
-"""
 # Upstream's helper next to its nightly build: no recipe, left out by the settings file.
 SETTINGS = 'ignore: ["*-wrapper.nix"]\n'
 
@@ -46,7 +42,7 @@ def recipe_names(listed: str) -> list[str]:
 def upstream(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     listed: str = request.param
     files = {
-        f".flox/pkgs/{f}": RECIPE.replace("NAME", f.removesuffix(".nix"))
+        f".flox/pkgs/{f}": recipe(f.removesuffix(".nix"))
         for f in (UPSTREAM / f"{listed}.names").read_text(encoding="utf-8").split()
     }
     files["ci-tools.yaml"] = SETTINGS
@@ -106,16 +102,7 @@ def test_build_and_test_a_stack_through_the_flox_double(
         assert record.branch == "main"  # the checked-out branch of the scratch repository
     # The double's outputs are placeholders with no interpreter: the test runs and fails,
     # saying so, into the same record. Its nix-store sees the double's private store.
-    root = Path(env["FLOX_DOUBLE_STORE"])  # as flox_double/nixstore.py sets it for Nix
-    store = {
-        **env,
-        "NIX_STORE_DIR": str(root / "store"),
-        "NIX_STATE_DIR": str(root / "var"),
-        "NIX_LOG_DIR": str(root / "log"),
-        "NIX_CONF_DIR": str(root / "etc"),
-        "NIX_REMOTE": "",
-    }
-    done = run_cli("test", base, "--import-runs", "0", cwd=upstream, env=store)
+    done = run_cli("test", base, "--import-runs", "0", cwd=upstream, env=store_environment(env))
     assert done.returncode == 1, done.stdout + done.stderr
     record = results.load(results.result_path(upstream / "results", base))
     assert record.build is not None and record.test is not None
