@@ -6,8 +6,8 @@ RECORD_A is the build under study (e.g. `pytorch-python313-cuda13_0-sm90-avx512`
 RECORD_B the reference (e.g. a fat build of the same torch for every SM). For each figure both
 records hold — closure size, each libtorch library's size and their total, the torch package
 (site-packages/torch), the median wall time of `import torch`, the build time — it prints both
-values and A/B: 0.35 means A is 65% smaller or faster. The seeds promise 50-70% smaller
-binaries and a faster start-up; this is where that is measured, never asserted. Exit 2 for an unreadable or malformed record (the
+values and A/B: 0.35 means A is 65% smaller or faster. A targeted build is meant to be much
+smaller and to start faster; this is where that is measured, never asserted. Exit 2 for an unreadable or malformed record (the
 schema-checked loader names the file and the field), else 0.
 """
 

@@ -39,11 +39,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "sync-workflows": (
         "ci_tools.commands.sync_workflows",
-        "keep the workflows' branch lists equal to the catalog's",
+        "keep the workflows' branch lists equal to the catalog's branches",
     ),
     "build": ("ci_tools.commands.build", "run `flox build` for variants and record the result"),
     "test": ("ci_tools.commands.test", "prove a built variant is what it claims to be"),
-    "report": ("ci_tools.commands.report", "merge result records into one table and summary"),
+    "report": (
+        "ci_tools.commands.report",
+        "merge result records into one table and summary; exit 1 when any variant failed",
+    ),
     "publish": ("ci_tools.commands.publish", "publish variants that passed to a Flox organisation"),
     "release": ("ci_tools.commands.release", "create or update the GitHub release of a branch"),
     "detect": ("ci_tools.commands.detect", "recommend the variant that fits this machine"),

@@ -16,6 +16,7 @@ from pathlib import Path
 from ci_tools.base import bounded, digits, proc, retry
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build.results import BuildOutcome, Status
+from ci_tools.catalog.names import flox_target
 from ci_tools.catalog.variants import Variant, stacks
 
 # Failures that say nothing about the recipe: the network, a binary cache or the Nix daemon
@@ -105,8 +106,8 @@ class Builder:
 
 
 def result_link(cwd: Path, variant: str) -> Path:
-    """Where `flox build VARIANT` leaves its output: ./result-VARIANT."""
-    return cwd / f"result-{variant}"
+    """Where `flox build VARIANT` leaves its output: ./result-VARIANT (flox's spelling)."""
+    return cwd / f"result-{flox_target(variant)}"
 
 
 def parse_path_info(text: str) -> int | None:
@@ -134,7 +135,7 @@ def closure_bytes(store_path: str, env: Mapping[str, str]) -> int | None:
 
 def attempt_build(variant: str, builder: Builder) -> Attempt:
     result = proc.stream(
-        [builder.flox, "build", variant],
+        [builder.flox, "build", flox_target(variant)],
         on_line=builder.echo,
         cwd=builder.cwd,
         env=builder.env,

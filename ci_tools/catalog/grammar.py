@@ -87,6 +87,10 @@ COMPILER_FLAG = _rule("compiler flag", r"-m[a-z0-9][a-z0-9.+=_-]*", "-mavx512f")
 CPUINFO_FLAG = _rule("/proc/cpuinfo flag", r"[a-z0-9_]+", "avx512_bf16", max_length=32)
 TORCH_CAPABILITY = _rule("torch CPU capability", r"[A-Z][A-Z0-9_]*", "AVX512", max_length=16)
 WORKLOAD = _rule("workload name", r"[a-z0-9][a-z0-9-]*", "bf16-training")
+# ci-tools.yaml: a glob of paths under .flox/pkgs/ (fnmatch), and a name suffix that marks
+# another build of a variant ("nightly" in "...-armv9-nightly").
+GLOB = _rule("path glob", r"[A-Za-z0-9._*?\[\]!/+-]+", '"*.nix.backup"', max_length=200)
+BUILD = _rule("build suffix", r"[a-z][a-z0-9]*", "nightly", max_length=32)
 # A self-hosted runner label: becomes `runs-on`. Letters, digits, `.`, `_`, `-` (no
 # expressions, globs, commas, spaces or control characters).
 RUNNER_LABEL = _rule("runner label", r"[A-Za-z0-9][A-Za-z0-9._-]*", "gpu-sm90", max_length=100)

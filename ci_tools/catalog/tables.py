@@ -1,4 +1,5 @@
-"""The shape of `catalog.yaml` and `runners.yaml`, each key declared once (see `shape.py`).
+"""The shape of `catalog.yaml` and `runners.yaml`, each key declared once (see `shape.py`);
+`settings.py` declares `ci-tools.yaml` with the same kinds.
 
 The loaders check files against these, `python3 -m ci_tools.catalog.schema` writes the JSON
 Schemas from them and `ci-tools generate` the README's key reference.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from ci_tools.catalog import grammar as g
 from ci_tools.catalog.scalars import Bool, Enum, Int, Text, Version
 from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Table
+from ci_tools.catalog.upstream import missing_hash_hint
 
 LINUX = ("x86_64-linux", "aarch64-linux")
 PLATFORMS = (*LINUX, "aarch64-darwin")
@@ -98,7 +100,7 @@ GPU = Table(
         Field("min_cuda", Version(), "The lowest CUDA (major.minor) that compiles it."),
         Field("max_cuda", Version(), "The highest CUDA (major.minor) that compiles it."),
         Field("isas", NAMES, "The only CPU ISAs it pairs with.", default_doc="every ISA"),
-        Field("cudnn", Bool(), "Build with cuDNN (9.11+ dropped capability < 7.5).", default=True),
+        Field("cudnn", Bool(), "Build with cuDNN (9.12+ refuses capability < 7.5).", default=True),
     ),
 )
 
@@ -174,6 +176,7 @@ SOURCE = Table(
             ),
             "The SRI hash of its GitHub source.",
             True,
+            when_missing=missing_hash_hint,
         ),
     ),
 )

@@ -15,13 +15,7 @@ from ci_tools.plan.runners import Inventory, default_inventory, load_inventory
 
 
 def add_branch_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--branch",
-        metavar="B",
-        type=_common.branch_name,
-        help="the catalog branch (default: the current git branch if the catalog has it, "
-        "else main); without a catalog, only the entries' branch field",
-    )
+    _common.add_branch_option(parser, "the branch; without a catalog, only the entries' field")
 
 
 def add_ignore_option(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +25,8 @@ def add_ignore_option(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help=f"without a catalog: a file or folder directly under {layout.PKGS_DIR}/ (by name, "
-        "without .nix) that is not a variant (repeatable)",
+        f"without .nix) that is not a variant (repeatable); globs under `ignore:` in "
+        f"{layout.SETTINGS} do the same for every command",
     )
 
 
@@ -50,7 +45,12 @@ def variants(args: argparse.Namespace, env: Mapping[str, str], checkout: Checkou
     catalog_path = _common.catalog_path(args)
     if args.catalog is not None or catalog_path.is_file():
         return source.from_catalog(_common.load(args), catalog_path, args.branch, checkout, env)
-    return source.discovered(checkout, ignore=args.ignore, branch=args.branch, env=env)
+    from ci_tools.catalog.settings import load_settings
+
+    settings = load_settings(checkout.root)
+    return source.discovered(
+        checkout, ignore=args.ignore, branch=args.branch, env=env, settings=settings
+    )
 
 
 def inventory(path: Path | None, cwd: Path, sms: frozenset[str] | None) -> Inventory:

@@ -15,27 +15,30 @@ from ci_tools.build import results
 from ci_tools.build.results import ResultRecord
 from ci_tools.catalog.variants import Variant
 
+# Where build and test write result records and publish reads them, unless told otherwise.
+DEFAULT_RESULTS = Path("results")
+
 
 def add_record_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results",
         type=Path,
+        default=DEFAULT_RESULTS,
         metavar="DIR",
-        help="write each variant's record to DIR/<variant>.result.json",
+        help="write each variant's record to DIR/<variant>.result.json "
+        f"(default: {DEFAULT_RESULTS}, the folder `ci-tools publish` reads)",
     )
     parser.add_argument(
         "--result-json",
         type=Path,
         metavar="PATH",
-        help="write the record of the one variant to PATH",
+        help="also write the record of the one variant to PATH",
     )
 
 
 def record_paths(args: argparse.Namespace, variant: str, count: int) -> list[Path]:
     """The files `variant`'s record goes to; `count` is how many variants the call names."""
-    paths: list[Path] = []
-    if args.results is not None:
-        paths.append(results.result_path(args.results, variant))
+    paths = [results.result_path(args.results, variant)]
     if args.result_json is not None:
         if count != 1:
             raise InputError("--result-json PATH takes one variant; with several use --results DIR")

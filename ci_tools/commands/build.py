@@ -14,7 +14,7 @@ from ci_tools.build.results import BuildOutcome, Status
 from ci_tools.catalog import variants
 from ci_tools.catalog.variants import Variant
 from ci_tools.commands import _results
-from ci_tools.commands._common import add_catalog_option, default_branch, load
+from ci_tools.commands._common import add_branch_option, add_catalog_option, default_branch, load
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,9 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="VARIANT",
         help="variants to build; a stack builds base first",
     )
-    parser.add_argument(
-        "--branch", help="the catalog branch (default: the current git branch, else main)"
-    )
+    add_branch_option(parser)
     _results.add_record_options(parser)
     add_catalog_option(parser)
 

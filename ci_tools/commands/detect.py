@@ -33,13 +33,7 @@ ENV = {
 
 def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
-    parser.add_argument(
-        "--branch",
-        metavar="B",
-        type=_common.branch_name,
-        help="the branch to recommend from (default: current git branch "
-        "if the catalog has it, else main)",
-    )
+    _common.add_branch_option(parser, "the branch to recommend from")
     parser.add_argument(
         "--workload",
         default="general",

@@ -19,7 +19,7 @@ from ci_tools.base.errors import EXIT_OK, FailedError, InputError
 from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
 from ci_tools.commands import _common
-from ci_tools.render import generated, readme, recipes
+from ci_tools.render import branchguard, generated, readme, recipes
 
 if TYPE_CHECKING:
     import jinja2
@@ -29,10 +29,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
     parser.add_argument(
         "--branch",
-        default=None,
+        metavar="B",
         type=_common.branch_name,
-        help="the catalog branch to render (default: the current git branch if the catalog "
-        "has it, else main)",
+        help="the catalog branch to render (default: the checked-out git branch if the "
+        "catalog has it, else the branch its recipes were rendered for, else main); "
+        "rendering another branch than the checked-out one into the repository's recipes is "
+        "refused: switch branch first, or use --out",
     )
     parser.add_argument(
         "--out",
@@ -52,11 +54,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise InputError(f"--out {args.out}: not a folder")
-    catalog = _common.load(args)
+    catalog = _common.load_file(args)
     root = _common.catalog_path(args).resolve().parent
-    branch = args.branch or _common.default_branch(catalog, Path.cwd())
-    catalog.branch(branch)  # an unknown branch is bad input that lists the known ones
     out_dir: Path = args.out if args.out is not None else Path(layout.PKGS_DIR)
+    branch = _branch(args, catalog, root, out_dir)
     # Where writes may land once symlinks are resolved: the checkout, or the folder named.
     roots = (out_dir,) if args.out is not None else (Path.cwd(),)
 
@@ -76,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"generate: {line}")
     written = len(plan.missing) + len(plan.stale)
     print(
-        f"generate: branch {branch}: {recipes.recipe_count(files)} recipes and "
-        f"{len(files) - recipes.recipe_count(files)} lib files in {out_dir}: {written} written, "
+        f"generate: branch {branch}: {recipes.recipe_count(files)} recipes in {out_dir}: "
+        f"{written} written, "
         f"{plan.unchanged} unchanged, {len(plan.extra)} removed"
         + (f"; updated {readme_update[0].name}" if readme_update is not None else "")
     )
@@ -95,6 +96,30 @@ def _locked(out_dir: Path, *, shared: bool) -> contextlib.AbstractContextManager
 
 
 MAX_README_BYTES = 4 << 20
+
+
+def _branch(args: argparse.Namespace, catalog: Catalog, root: Path, out_dir: Path) -> str:
+    """The branch to render; refused (exit 2) where it would replace another branch's recipes
+    in the checkout (`branchguard`). `--check` writes nothing, so it is never refused."""
+    own_folder = root / layout.PKGS_DIR
+    checked_out = _common.current_git_branch(root)
+    recipes_of = branchguard.recipe_branches(own_folder)
+    branch: str = args.branch or branchguard.default_branch(
+        catalog.branches, checked_out, recipes_of
+    )
+    catalog.branch(branch)  # an unknown branch is bad input that lists the known ones
+    if args.check or out_dir.resolve() != own_folder.resolve():
+        return branch
+    problem = branchguard.problem(
+        rendered=branch,
+        checked_out=checked_out,
+        catalog_branches=catalog.branches,
+        recipes_of=recipes_of,
+        folder=layout.PKGS_DIR,
+    )
+    if problem is not None:
+        raise InputError(problem)
+    return branch
 
 
 def _readme_update(

@@ -44,9 +44,14 @@ POLICY = RetryPolicy(attempts=6, total_seconds=900, initial_seconds=2, max_secon
 
 def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
-    parser.add_argument("--branch", required=True, help="the catalog branch released")
     parser.add_argument(
-        "--results", type=Path, metavar="DIR", help="folder of result records (required)"
+        "--branch", required=True, metavar="B", type=_common.branch_name, help="the branch released"
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="folder of result records (required, except with --list-published)",
     )
     parser.add_argument(
         "--list-published",

@@ -1,4 +1,8 @@
-"""`ci-tools report DIR`: merge a folder of result records into one table and one summary."""
+"""`ci-tools report DIR`: merge a folder of result records into one table and one summary.
+
+Exit 1 when any variant failed (a build that failed or never finished, a failed check or
+publish, a planned variant without a record), after both are written; 0 when none did.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from ci_tools.base.errors import EXIT_OK
+from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.build import report
 
@@ -53,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
             handle.write(text)
     else:
         atomic_write_text(args.markdown, text)
+    summary = report.summary(records, planned)
     if args.json is not None:
-        atomic_write_text(args.json, json.dumps(report.summary(records, planned), indent=2) + "\n")
+        atomic_write_text(args.json, json.dumps(summary, indent=2) + "\n")
+    failed: int = summary["counts"]["failed"]
+    if failed:
+        print(f"ci-tools: report: {failed} variant(s) failed", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK

@@ -8,21 +8,20 @@ from pathlib import Path
 
 from ci_tools.base import digits
 from ci_tools.base.errors import EXIT_FAILED, EXIT_OK, printable
+from ci_tools.build import flox_build
 from ci_tools.build.report import format_bytes
 from ci_tools.build.results import Check, Figures, Status, TestOutcome, test_status
 from ci_tools.build.smoke import closure, runner
 from ci_tools.build.smoke.expect import expectations_for
 from ci_tools.catalog import variants
 from ci_tools.commands import _results
-from ci_tools.commands._common import add_catalog_option, default_branch, load
+from ci_tools.commands._common import add_branch_option, add_catalog_option, default_branch, load
 from ci_tools.host import hostcpu
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="the variant to check")
-    parser.add_argument(
-        "--branch", help="the catalog branch (default: the current git branch, else main)"
-    )
+    add_branch_option(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--result",
@@ -85,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.python is not None:
         python = runner.resolve_python(args.python, env)
     else:
-        result_dir = args.result or cwd / f"result-{variant.name}"
+        result_dir = args.result or flox_build.result_link(cwd, variant.name)
         try:
             launch = closure.interpreter_in(result_dir, variant.name, variant.python)
         except closure.NoInterpreterError as exc:

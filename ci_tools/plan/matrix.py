@@ -57,6 +57,7 @@ class Target:
     sm: str | None
     isa: str | None
     cpuinfo: tuple[str, ...] | None  # flags a CPU needs to run it; None: unknown ISA
+    build: str | None = None  # a build suffix of its name ("nightly"): another build of it
 
 
 def from_variant(variant: Variant) -> Target:
@@ -192,11 +193,12 @@ def _build_order(target: Target) -> tuple[bool, str]:
 def short_name(target: Target) -> str:
     """'python313-cuda12_8-sm90-avx512' -> 'py313-sm90-avx512': a branch has one CUDA."""
     py = "py" + target.python.replace(".", "")
+    build = f"-{target.build}" if target.build is not None else ""
     if target.kind is Kind.DARWIN:
-        return f"{py}-darwin-mps"
+        return f"{py}-darwin-mps{build}"
     if target.kind is Kind.CPU:
-        return f"{py}-cpu-{target.isa}"
-    return f"{py}-{target.sm}-{target.isa}"
+        return f"{py}-cpu-{target.isa}{build}"
+    return f"{py}-{target.sm}-{target.isa}{build}"
 
 
 def _short_names(targets: Iterable[Target]) -> dict[str, str]:

@@ -16,6 +16,8 @@ from ci_tools.catalog import layout
 from ci_tools.ship.release import Notes
 
 NOTES_TEMPLATE = "release-notes.md.j2"
+# ci-tools' own notes template; a repository's templates/release-notes.md.j2 replaces it.
+PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
 # Below GitHub's 125,000 characters, with room for GitHub's own counting of what it stores.
 BODY_LIMIT = 100_000
 FAILED_SHOWN = 100  # failures a summary names
@@ -41,10 +43,19 @@ def release_body(notes: Notes, templates_dir: Path) -> Body:
 
 
 def render_notes(notes: Notes, templates_dir: Path, *, full: bool = True) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
+    """The notes from the repository's template where it has one, else ci-tools' own."""
+    from jinja2 import (
+        ChoiceLoader,
+        Environment,
+        FileSystemLoader,
+        StrictUndefined,
+        TemplateNotFound,
+    )
 
     env = Environment(
-        loader=FileSystemLoader(str(templates_dir)),
+        loader=ChoiceLoader(
+            [FileSystemLoader(str(templates_dir)), FileSystemLoader(str(PACKAGED_TEMPLATES))]
+        ),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -55,8 +66,9 @@ def render_notes(notes: Notes, templates_dir: Path, *, full: bool = True) -> str
         template = env.get_template(NOTES_TEMPLATE)
     except TemplateNotFound:
         raise InputError(
-            f"{templates_dir / NOTES_TEMPLATE}: release notes template not found; "
-            f"run ci-tools in the build repository's root"
+            f"{PACKAGED_TEMPLATES / NOTES_TEMPLATE}: ci-tools' release notes template is "
+            "missing from its installation; reinstall ci-tools, or put one at "
+            f"{templates_dir / NOTES_TEMPLATE}"
         ) from None
     return template.render(
         notes=notes, full=full, failed_shown=FAILED_SHOWN, table=table_name(notes.tag)

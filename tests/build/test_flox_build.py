@@ -190,6 +190,19 @@ def test_cli_builds_a_stack_and_writes_records(
     assert record.test is None
 
 
+def test_cli_without_results_writes_where_publish_reads(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    cli = _cli(run_cli, tmp_path, repo_root, fake_flox, OTHER)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    default = tmp_path / "results"  # publish's --results default, relative to the checkout
+    record = results.load(results.result_path(default, OTHER))
+    assert record.build is not None and record.build.status is Status.PASSED
+    assert f"wrote {Path('results') / f'{OTHER}.result.json'}" in cli.stdout
+    publish_help = " ".join(run_cli("publish", "--help").stdout.split())
+    assert "(default: results, where `ci-tools build` and `test` write them)" in publish_help
+
+
 def test_cli_compile_error_is_not_retried(
     run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
 ) -> None:
@@ -370,7 +383,7 @@ def test_kill_9_keeps_every_finished_record_and_names_the_running_one(
          "--json", str(summary)],
         env=env, capture_output=True, text=True, check=False, timeout=120,
     )  # fmt: skip
-    assert cli.returncode == 0, cli.stderr
+    assert cli.returncode == 1, cli.stderr  # the killed build failed
     counts = json.loads(summary.read_text(encoding="utf-8"))["counts"]
     assert counts["failed"] == (1 if hang == VISION else 2)
     assert counts["build"]["started"] == 1

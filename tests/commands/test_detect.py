@@ -291,7 +291,8 @@ def test_bad_arguments_exit_2(run_cli: CliRunner, args: tuple[str, ...], message
 def test_no_catalog_exit_2(run_cli: CliRunner, tmp_path: Path) -> None:
     result = run_cli("detect", "--gpu-cc", "none", cwd=tmp_path)
     assert result.returncode == 2
-    assert "no catalog here" in result.stderr
+    assert f"no catalog.yaml and no .flox/pkgs/ in {tmp_path}" in result.stderr
+    assert "run it where they are, or pass --catalog PATH" in result.stderr
 
 
 def _this_machine() -> str | None:

@@ -182,6 +182,22 @@ def test_descriptive_catalog_field_schedules_nothing(repo: Path, run_cli: CliRun
     assert scheduled(run_cli, repo) == set()
 
 
+def test_hardware_and_family_edits_regenerated_schedule_nothing(
+    repo: Path, run_cli: CliRunner
+) -> None:
+    """A GPU added to sm80's hardware list, the family renamed, the recipes regenerated (as
+    generate --check demands): no recipe changes, so nothing is scheduled."""
+    edit(repo, "catalog.yaml", "hardware: [A100, A30]", "hardware: [A100, A30, A800]")
+    edit(repo, "catalog.yaml", "family: Ampere datacenter", "family: Ampere (data centre)")
+    edit(repo, "catalog.yaml", "description: AVX2\n", "description: AVX2 with FMA3 and F16C\n")
+    shutil.copytree(REPO_ROOT / "templates", repo / "templates")
+    remove(repo, "README.md")  # no README, no generated tables to keep
+    done = run_cli("generate", "--branch", BRANCH, cwd=repo)
+    assert done.returncode == 0 and ": 0 written," in done.stdout, done.stdout + done.stderr
+    commit_all(repo, "hardware")
+    assert scheduled(run_cli, repo) == set()
+
+
 def test_reverted_change_against_an_older_ref_schedules_nothing(
     repo: Path, run_cli: CliRunner
 ) -> None:
@@ -267,11 +283,20 @@ def test_without_catalog_renamed_base_reports_its_importer(
 def test_without_catalog_a_name_outside_the_grammar_is_refused(
     upstream: Path, run_cli: CliRunner
 ) -> None:
-    git(upstream, "mv", recipe(BASE), recipe(BASE + "-nightly"))
+    git(upstream, "mv", recipe(BASE), recipe(BASE + "-cu128"))
     commit_all(upstream, "rename")
     result = run_cli("matrix", "--since", "HEAD~1", cwd=upstream)
     assert result.returncode == 2
-    assert f"{recipe(BASE + '-nightly')}" in result.stderr
+    assert f"{recipe(BASE + '-cu128')}" in result.stderr
+    assert 'add "cu128" under `builds:` in ci-tools.yaml' in result.stderr
+    # Declared in the settings file, it is another build of BASE, scheduled as changed.
+    write(upstream, "ci-tools.yaml", "builds: [cu128]\n")
+    commit_all(upstream, "settings")
+    result = run_cli("matrix", "--group", "none", "--since", "HEAD~2", cwd=upstream)
+    assert result.returncode == 0, result.stderr
+    assert BASE + "-cu128" in {
+        p for e in json.loads(result.stdout)["include"] for p in e["packages"]
+    }
 
 
 LINKED = "pytorch-python313-cpu-avx512"

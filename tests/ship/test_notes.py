@@ -21,9 +21,21 @@ def test_notes_render_golden(catalog: Catalog, repo_root: Path) -> None:
     _check_golden("release-notes-cuda-12_9.md", text)
 
 
-def test_missing_template_is_bad_input(catalog: Catalog, tmp_path: Path) -> None:
+def test_without_a_template_of_its_own_a_repository_gets_ci_tools_one(
+    catalog: Catalog, tmp_path: Path
+) -> None:
     notes, _ = _notes(catalog)
-    with pytest.raises(
-        InputError, match=r"release-notes\.md\.j2: release notes template not found"
-    ):
+    assert notes_text.render_notes(notes, tmp_path) == notes_text.render_notes(
+        notes, notes_text.PACKAGED_TEMPLATES
+    )
+    (tmp_path / "release-notes.md.j2").write_text("{{ notes.tag }} ours\n", encoding="utf-8")
+    assert notes_text.render_notes(notes, tmp_path) == f"{notes.tag} ours\n"
+
+
+def test_a_missing_packaged_template_is_bad_input(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notes, _ = _notes(catalog)
+    monkeypatch.setattr(notes_text, "PACKAGED_TEMPLATES", tmp_path / "gone")
+    with pytest.raises(InputError, match=r"release notes template is missing"):
         notes_text.render_notes(notes, tmp_path)
