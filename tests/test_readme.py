@@ -36,6 +36,9 @@ OTHER_TOOLS = {
     "--negotiate-only": "git fetch",
     "--strict": "mypy",
     "--fingerprint-repo": "benchmarks/bench_matrix.py",
+    "--torch": "benchmarks/bench_size.py",
+    "--cuobjdump": "benchmarks/bench_size.py",
+    "--list-elf": "cuobjdump",
 }
 
 
