@@ -376,6 +376,11 @@ def _check_text(text: str, name: str) -> None:
                 "character: remove it",
             )
         )
+    # YAML 1.2 §5.2: a byte order mark may start the stream, and may not appear inside a
+    # document; libyaml lets one through there.
+    mark = text.find("\ufeff", 1)
+    if mark >= 0:
+        problems.append((mark, "holds U+FEFF (a byte order mark) after its start: remove it"))
     if problems:
         at, message = min(problems)
         raise SourceError([Problem(name, text.count("\n", 0, at) + 1, message)])

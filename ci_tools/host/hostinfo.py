@@ -47,18 +47,19 @@ class CpuReading:
 
 
 def _fields(text: str) -> list[tuple[str, str, str]]:
-    """`NAME, CAP, DRIVER` per line, from the right: a name may hold commas."""
+    """`NAME, CAP, DRIVER` per line, read from the right (a name may hold commas). A line
+    whose last field is no driver version is `NAME, CAP` (an answer without the driver
+    column), so a capability is never read from a name."""
     rows = []
     for line in text.splitlines():
         if not line.strip() or _NO_DEVICES in line:
             continue
-        parts = [p.strip() for p in line.rsplit(",", 2)]
-        if len(parts) == 3:
-            rows.append((parts[0], parts[1], parts[2]))
+        rest, _, last = line.rpartition(",")
+        if is_driver(last.strip()) and "," in rest:
+            name, _, cap = rest.rpartition(",")
+            rows.append((name.strip(), cap.strip(), last.strip()))
         else:
-            # An older nvidia-smi without driver_version in the answer: NAME, CAP.
-            name, _, cap = line.rpartition(",")
-            rows.append((name.strip(), cap.strip(), ""))
+            rows.append((rest.strip(), last.strip(), ""))
     return rows
 
 

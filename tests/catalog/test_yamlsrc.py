@@ -118,6 +118,10 @@ def test_an_alias_bomb_stays_small() -> None:
             "f.yaml:2: holds U+2028, which YAML 1.1 reads as a line break and YAML 1.2 as a character: remove it",
         ),
         (
+            "a: 1\nb: 'c\ufeffd'\n",
+            "f.yaml:2: holds U+FEFF (a byte order mark) after its start: remove it",
+        ),
+        (
             "a: 1\nb: c\x85d\n",
             "f.yaml:2: holds U+0085, which YAML 1.1 reads as a line break and YAML 1.2 as a character: remove it",
         ),

@@ -98,7 +98,8 @@ def run_subprocess(
 
 
 def snapshot(root: Path, skip: Iterable[Path] = ()) -> dict[str, bytes]:
-    """Every file under `root` (symlinks not followed) with its bytes; folders too."""
+    """Every file under `root` (symlinks not followed) with its bytes; folders too, and any
+    other kind (a FIFO a case planted) by its kind alone: opening a FIFO would wait for ever."""
     skipped = {p.resolve() for p in skip}
     out: dict[str, bytes] = {}
     for path in sorted(root.rglob("*")):
@@ -109,8 +110,10 @@ def snapshot(root: Path, skip: Iterable[Path] = ()) -> dict[str, bytes]:
             out[key] = b"->" + str(path.readlink()).encode()
         elif path.is_dir():
             out[key + "/"] = b""
-        else:
+        elif path.is_file():
             out[key] = path.read_bytes()
+        else:
+            out[key] = b"special " + oct(path.lstat().st_mode).encode()
     return out
 
 

@@ -120,7 +120,9 @@ def journal_committed(work: Path, outside: Path, rng: random.Random) -> bool:
 
 
 def staging_linked_out(work: Path, outside: Path, rng: random.Random) -> bool:
-    (work / PKGS / transaction.STAGING).symlink_to(outside / "victim")
+    staging = work / PKGS / transaction.STAGING
+    if not (staging.exists() or staging.is_symlink()):  # an earlier move made the folder
+        staging.symlink_to(outside / "victim")
     return False
 
 
