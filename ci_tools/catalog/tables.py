@@ -345,6 +345,49 @@ PREFLIGHT = Table(
     ),
 )
 
+CACHE = Table(
+    name="cache",
+    doc="The Nix binary cache every job shares: build legs push, test and publish legs substitute.",
+    fields=(
+        Field(
+            "url",
+            Text(
+                g.STORE_URL,
+                hint="is not a Nix store URL: use file:///ABSOLUTE/PATH, s3://BUCKET?region=R "
+                "or https://HOST/PATH (attic, harmonia, nix-serve, cachix), with optional "
+                "?key=value settings",
+            ),
+            "The store URL build legs copy each closure to and the others copy it from.",
+            True,
+        ),
+        Field(
+            "public_keys",
+            ListOf(
+                Text(
+                    g.NIX_PUBLIC_KEY,
+                    hint="is not a Nix public key NAME:BASE64 (the 32-byte key "
+                    "`nix-store --generate-binary-cache-key` writes)",
+                ),
+                non_empty=True,
+                unique=True,
+            ),
+            "The keys whose signatures a substituted path must carry (Nix's trusted-public-keys).",
+            True,
+        ),
+        Field(
+            "signing_key_secret",
+            Text(
+                g.SECRET_NAME,
+                hint="is not a GitHub secret name (letters, digits and _, not starting with a "
+                "digit or GITHUB_)",
+            ),
+            "The name of the GitHub secret holding the signing key (its secret half); never "
+            "the key itself.",
+            True,
+        ),
+    ),
+)
+
 RUNNERS = Table(
     name="runners",
     label="the runner inventory",
@@ -359,10 +402,12 @@ RUNNERS = Table(
         Field(
             "test_runners",
             ListOf(TEST_RUNNER),
-            "Machines with a GPU, where GPU variants of their SM are fully tested.",
+            "Machines with a GPU, which only test: the variants of their SM, and any whose "
+            "ISA no builder pool runs.",
             default=(),
             nullable=True,
         ),
         Field("preflight", PREFLIGHT, PREFLIGHT.doc),
+        Field("cache", CACHE, CACHE.doc, default_doc="none: every leg builds what it needs"),
     ),
 )

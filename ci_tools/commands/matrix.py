@@ -30,7 +30,7 @@ from ci_tools.plan import matrix, source
 from ci_tools.plan import statuses as statuses_defaults
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Entry, Group, Selection
-from ci_tools.plan.runners import Inventory, default_inventory, load_inventory
+from ci_tools.plan.runners import find_inventory
 
 MAX_SHARDS = 64
 
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     output = ghoutput.output_path(env) if args.github_output else None
     checkout = Checkout(root=cwd)
     variants = _variants(args, env, checkout)
-    inventory = _inventory(args.runners, cwd, variants.sms)
+    inventory = find_inventory(args.runners, cwd, variants.sms, variants.cpu_flags)
     planned = matrix.plan(
         variants.targets,
         _selection(args, variants.packages),
@@ -176,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if not entries:
         ghoutput.notice(why_empty if planned else source.empty_reason(variants), env)
-    _write(entries, output, args.max_shards, env)
+    secret = inventory.cache.signing_key_secret if inventory.cache is not None else ""
+    _write(entries, output, args.max_shards, env, secret)
     return 0
 
 
@@ -235,12 +236,16 @@ def _selection(args: argparse.Namespace, known: frozenset[str]) -> Selection:
 
 
 def _write(
-    entries: Sequence[Entry], output: Path | None, max_shards: int, env: Mapping[str, str]
+    entries: Sequence[Entry],
+    output: Path | None,
+    max_shards: int,
+    env: Mapping[str, str],
+    cache_secret: str,
 ) -> None:
     """The matrix on stdout and, with --github-output, as step outputs."""
     matrix_rows = matrix.rows(entries)
     if output is not None:
-        outputs = matrix.github_outputs(matrix_rows, max_shards)
+        outputs = matrix.github_outputs(matrix_rows, max_shards, cache_secret)
         shards = int(outputs["shards"])
         if shards > 1:
             ghoutput.notice(
@@ -250,18 +255,3 @@ def _write(
             )
         ghoutput.append_outputs(output, outputs)
     sys.stdout.write(matrix.matrix_text(matrix_rows))
-
-
-def _inventory(path: Path | None, cwd: Path, sms: frozenset[str] | None) -> Inventory:
-    if path is None:
-        path = cwd / layout.RUNNERS
-        if not path.is_file():
-            return default_inventory()
-    return load_inventory(path, _display(path, cwd), known_sms=sms)
-
-
-def _display(path: Path, cwd: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(cwd.resolve()))
-    except ValueError:
-        return str(path)

@@ -106,6 +106,8 @@ class Entry:
             "timeout_minutes": self.placement.timeout_minutes,
             "test": self.placement.test.value,
             "test_reason": self.placement.test_reason,
+            "test_runs_on": list(self.placement.test_runs_on),
+            "test_timeout_minutes": self.placement.test_timeout_minutes,
         }
         if self.fingerprint is not None:
             row["fingerprint"] = self.fingerprint
@@ -254,12 +256,17 @@ def shard(items: Sequence[T], max_shards: int = DEFAULT_MAX_SHARDS) -> list[tupl
 
 
 def github_outputs(
-    matrix_rows: Sequence[Row], max_shards: int = DEFAULT_MAX_SHARDS
+    matrix_rows: Sequence[Row], max_shards: int = DEFAULT_MAX_SHARDS, cache_secret: str = ""
 ) -> dict[str, str]:
     """`count`, `shards` and `matrix-0` ... `matrix-N` (at least four, unused ones empty),
-    each matrix compact JSON on one line."""
+    each matrix compact JSON on one line; `cache-secret`, the name of the secret holding
+    the binary cache's signing key (runners.yaml), which the workflow passes to the builds."""
     shards = shard(matrix_rows, max_shards)
-    outputs = {"count": str(len(matrix_rows)), "shards": str(len(shards))}
+    outputs = {
+        "count": str(len(matrix_rows)),
+        "shards": str(len(shards)),
+        "cache-secret": cache_secret,
+    }
     for index in range(max(max_shards, DEFAULT_MAX_SHARDS)):
         members = list(shards[index]) if index < len(shards) else []
         outputs[f"matrix-{index}"] = json.dumps({"include": members}, separators=(",", ":"))

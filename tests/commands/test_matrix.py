@@ -145,7 +145,15 @@ def test_github_output_writes_the_contract(tmp_path: Path, run_cli: CliRunner) -
     lines = out.read_text().splitlines()
     assert lines[0] == "earlier=1"  # appended, as GitHub expects
     outputs = dict(line.split("=", 1) for line in lines[1:])
-    assert list(outputs) == ["count", "shards", "matrix-0", "matrix-1", "matrix-2", "matrix-3"]
+    assert list(outputs) == [
+        "count",
+        "shards",
+        "cache-secret",
+        "matrix-0",
+        "matrix-1",
+        "matrix-2",
+        "matrix-3",
+    ]
     assert (outputs["count"], outputs["shards"]) == ("45", "1")
     assert json.loads(outputs["matrix-0"]) == json.loads(result.stdout)
     # The build legs record each entry's fingerprint when they pass (mark-green).
