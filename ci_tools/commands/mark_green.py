@@ -1,8 +1,11 @@
 """`ci-tools mark-green`: record a stack's input fingerprint as green on the built commit.
 
-The build job runs it after the stack's build and tests pass, with the entry's `name` and
-`fingerprint` from the matrix. It needs GITHUB_TOKEN (or GH_TOKEN) with `statuses: write`
-and GITHUB_REPOSITORY; it honours GITHUB_API_URL. The commit is `--commit`, else GITHUB_SHA.
+The test job runs it after the stack's tests pass, with the entry's `name` and `fingerprint`
+from the matrix and the stack's records (`--results`): a stack is marked only when every
+record proves its variant as the publish policy asks (a check that ran, or where the fleet
+cannot run it, static proofs; never a stack whose checks proved nothing). It needs
+GITHUB_TOKEN (or GH_TOKEN) with `statuses: write` and GITHUB_REPOSITORY; it honours
+GITHUB_API_URL. The commit is `--commit`, else GITHUB_SHA.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ import argparse
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from ci_tools.base import ghoutput, github_api
-from ci_tools.base.errors import InputError
+from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.plan import statuses
 
@@ -28,6 +32,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--commit", metavar="SHA", help="the commit that was built (default: $GITHUB_SHA)"
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the stack's result records: each must prove its variant (publish policy)",
     )
 
 
@@ -47,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
             if commit
             else "no commit: pass --commit SHA, or run where GITHUB_SHA is set"
         )
+    _require_proof(args.results)
     settings = github_api.settings_from_env(env)
     api = github_api.connect_lazy(settings, POLICY, lambda line: ghoutput.notice(line, env))
     target_url = _run_url(env)
@@ -58,6 +70,21 @@ def run(args: argparse.Namespace) -> int:
         f"{statuses.description(args.fingerprint)}"
     )
     return 0
+
+
+def _require_proof(folder: Path) -> None:
+    """FailedError (exit 1) unless every record in `folder` proves its variant, each by the
+    route its test leg recorded."""
+    from ci_tools.build import policy, results
+
+    unproven = []
+    for record in results.load_dir(folder):
+        route = record.test.route if record.test is not None else None
+        verdict = policy.judge(record, route.scope if route is not None else "static")
+        if not verdict.allowed:
+            unproven.append(f"{record.variant} ({verdict.why})")
+    if unproven:
+        raise FailedError("not marked green: " + "; ".join(unproven))
 
 
 def _run_url(env: Mapping[str, str]) -> str | None:

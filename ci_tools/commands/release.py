@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common
+from ci_tools.commands import _common, _fleet
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -55,6 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
     )
+    _fleet.add_runners_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     api = github_api.connect(settings, POLICY, say)
     existing = api.find_release(target.tag)
     records = _with_previous_records(api, existing, records, target)
+    inventory = _fleet.for_catalog(args, catalog, Path.cwd())
     notes = release.build_notes(
         branch=branch,
         variants=branch_variants,
@@ -94,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         commit=commit,
         org=args.org,
         planned=_planned(args.planned, branch.name),
+        scopes={v.name: _fleet.route(inventory, v).scope for v in branch_variants},
     )
     body = release.render_notes(notes, release.templates_dir(_common.catalog_path(args)))
     if args.dry_run:

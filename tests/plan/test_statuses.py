@@ -30,6 +30,8 @@ import pytest
 import responses
 
 from ci_tools import cli
+from ci_tools.build import results
+from ci_tools.build.results import BuildOutcome, Check, ResultRecord, Route, Status
 from ci_tools.commands import mark_green as mark_green_command
 from ci_tools.plan import schedule
 from tests.conftest import DATA
@@ -144,9 +146,40 @@ def plan(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict[str, str]
     return {e["name"]: e["fingerprint"] for e in json.loads(out.out)["include"]}, out.err
 
 
+def proven(
+    root: Path, checks: tuple[Check, ...] = (Check(name="cpu-mlp", status=Status.PASSED),)
+) -> Path:
+    """A results folder whose one record proves its variant: its checks ran."""
+    folder = root / "proven-results"
+    record = ResultRecord(
+        variant=CPU,
+        package="pytorch",
+        branch="main",
+        platform="x86_64-linux",
+        build=BuildOutcome(status=Status.PASSED, seconds=1.0),
+        test=results.TestOutcome(
+            status=results.test_status(checks), checks=checks, route=Route(scope="cpu")
+        ),
+    )
+    results.save(record, results.result_path(folder, CPU))
+    return folder
+
+
+def mark_green(*args: str, results_dir: Path) -> int:
+    return cli.main(["mark-green", *args, "--results", str(results_dir)])
+
+
 def green(capsys: pytest.CaptureFixture[str], stack: str, fingerprint: str, repo: Path) -> None:
     sha = git(repo, "rev-parse", "HEAD")
-    code = cli.main(["mark-green", "--stack", stack, "--fingerprint", fingerprint, "--commit", sha])
+    code = mark_green(
+        "--stack",
+        stack,
+        "--fingerprint",
+        fingerprint,
+        "--commit",
+        sha,
+        results_dir=proven(repo.parent),
+    )
     assert code == 0
     assert TOKEN not in capsys.readouterr().out
 
@@ -259,11 +292,38 @@ def test_a_permanent_api_error_falls_back_with_a_warning(
 def test_mark_green_on_an_unknown_commit_is_refused(
     repo: Path, github: StatusesApi, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = cli.main(
-        ["mark-green", "--stack", CPU_STACK, "--fingerprint", "0" * 32, "--commit", "1" * 40]
-    )
+    code = mark_green(
+        "--stack", CPU_STACK, "--fingerprint", "0" * 32, "--commit", "1" * 40,
+        results_dir=proven(repo.parent),
+    )  # fmt: skip
     assert code == 1
     assert "No commit found for SHA" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("checks", "says"),
+    [
+        ((), "unproven"),
+        ((Check(name="cpu-mlp", status=Status.SKIPPED),), "unproven"),
+        ((Check(name="cpu-mlp", status=Status.FAILED),), "test failed: cpu-mlp"),
+    ],
+)
+def test_a_stack_whose_checks_proved_nothing_is_never_marked(
+    repo: Path,
+    github: StatusesApi,
+    capsys: pytest.CaptureFixture[str],
+    checks: tuple[Check, ...],
+    says: str,
+) -> None:
+    sha = git(repo, "rev-parse", "HEAD")
+    code = mark_green(
+        "--stack", CPU_STACK, "--fingerprint", "0" * 32, "--commit", sha,
+        results_dir=proven(repo.parent, checks),
+    )  # fmt: skip
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "not marked green" in err and says in err
+    assert github.by_sha == {}
 
 
 def test_the_double_refuses_a_bad_state_and_a_missing_token(
@@ -297,9 +357,10 @@ def test_mark_green_without_statuses_write_says_which_permission(
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", READ_ONLY)
     sha = git(repo, "rev-parse", "HEAD")
-    code = cli.main(
-        ["mark-green", "--stack", CPU_STACK, "--fingerprint", "0" * 32, "--commit", sha]
-    )
+    code = mark_green(
+        "--stack", CPU_STACK, "--fingerprint", "0" * 32, "--commit", sha,
+        results_dir=proven(repo.parent),
+    )  # fmt: skip
     assert code == 2
     err = capsys.readouterr().err
     assert "statuses: write" in err and READ_ONLY not in err
@@ -317,7 +378,7 @@ def test_mark_green_without_statuses_write_says_which_permission(
 def test_mark_green_validates_its_arguments(
     repo: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
 ) -> None:
-    assert cli.main(["mark-green", *args]) == 2
+    assert mark_green(*args, results_dir=proven(repo.parent)) == 2
     assert says in capsys.readouterr().err
 
 
