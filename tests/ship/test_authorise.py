@@ -123,3 +123,32 @@ def test_load_records(tmp_path: Path) -> None:
     assert authorise.load_records(tmp_path, ["pytorch-python313-cpu-avx2"], None) == {
         "pytorch-python313-cpu-avx2": _record()
     }
+
+
+@pytest.mark.parametrize(
+    ("checks", "why"),
+    [
+        (FAILED, "test failed: cpu-mlp"),
+        (SKIPPED, "unproven"),
+        ((), "unproven"),
+    ],
+)
+def test_a_record_that_says_passed_over_checks_that_proved_nothing_is_refused(
+    checks: tuple[Check, ...], why: str
+) -> None:
+    # Issue 20 item 7: test.status is not trusted; the checks are.
+    said_passed = _record(checks=checks)
+    said_passed = said_passed.with_test(results.TestOutcome(status=Status.PASSED, checks=checks))
+    for scope in ("gpu", "cpu", "static"):
+        refused = authorise.refusal(said_passed, HEAD, scope)
+        assert refused is not None and str(refused).startswith(why), scope
+
+
+def test_a_record_saved_under_another_variants_name_does_not_publish_it(tmp_path: Path) -> None:
+    # Issue 20 item 7: A's passing record saved as B.result.json.
+    other = "pytorch-python313-cpu-avx512"
+    results.save(_record(), results.result_path(tmp_path, other))
+    with pytest.raises(
+        InputError, match=f"holds the record of pytorch-python313-cpu-avx2, not of {other}"
+    ):
+        authorise.load_records(tmp_path, [other], "main")
