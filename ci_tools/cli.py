@@ -11,11 +11,14 @@ import contextlib
 import importlib
 import io
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 
 from ci_tools import __version__
+from ci_tools.base import escape, redact
+from ci_tools.base.bounded import shorten
 from ci_tools.base.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -36,14 +39,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "sync-workflows": (
         "ci_tools.commands.sync_workflows",
-        "keep the workflows' branch lists equal to the catalog's",
+        "keep the workflows' branch lists equal to the catalog's branches",
     ),
     "build": ("ci_tools.commands.build", "run `flox build` for variants and record the result"),
     "test": ("ci_tools.commands.test", "prove a built variant is what it claims to be"),
-    "report": ("ci_tools.commands.report", "merge result records into one table and summary"),
+    "report": (
+        "ci_tools.commands.report",
+        "merge result records into one table and summary; exit 1 when any variant failed",
+    ),
     "publish": ("ci_tools.commands.publish", "publish variants that passed to a Flox organisation"),
     "release": ("ci_tools.commands.release", "create or update the GitHub release of a branch"),
     "detect": ("ci_tools.commands.detect", "recommend the variant that fits this machine"),
+    "page": ("ci_tools.commands.page", "write the variant selector page (one static HTML file)"),
 }
 
 
@@ -56,8 +63,27 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        print(f"{self.prog}: error: {shorten(message, MAX_QUOTED)}", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
+
+
+# The longest argument ci-tools takes (a path: PATH_MAX); what it quotes back of any input is
+# cut to a few hundred characters, so a huge argument is never echoed back in full.
+MAX_ARGUMENT = 4096
+MAX_QUOTED = 300
+
+
+def _check_lengths(args: Sequence[str]) -> None:
+    for number, arg in enumerate(args):
+        if len(arg) > MAX_ARGUMENT:
+            option, _, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+            if not option and number > 0 and args[number - 1].startswith("-"):
+                option = args[number - 1]
+            which = f"argument {option}" if option else f"argument {number + 1}"
+            _Parser(prog="ci-tools").error(
+                f"{which}: a value of {len(value)} characters ({value[:40]!r}...); no value "
+                f"ci-tools takes is over {MAX_ARGUMENT}"
+            )
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -76,12 +102,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every line it prints is redacted and made inert for the Actions
+    runner on the way out (`escape.guarded_streams`)."""
+    with escape.guarded_streams(redact.known()):
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    _check_lengths(args_list)
     chosen = next((a for a in args_list if not a.startswith("-")), None)
     parser = build_parser(chosen if chosen in COMMANDS else None)
     args = parser.parse_args(args_list)
     try:
-        result: int = _load(args.command).run(args)
+        with _terminate_on_sigterm():
+            result: int = _load(args.command).run(args)
         _flush_stdout()
         return result
     except CiToolsError as exc:
@@ -90,11 +125,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ci-tools: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("ci-tools: terminated (SIGTERM); what it was running was stopped", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except OSError as exc:
         # A path the user named that cannot be written or read (`--out` is a file, a
         # read-only folder, a full disk under stdout): what failed and where, no traceback.
         _report(_os_error(exc))
         return EXIT_BAD_INPUT if exc.filename is not None else EXIT_FAILED
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (a cancelled job, `kill`): unwinds like Ctrl-C, so a child is stopped,
+    a transaction undone, and the exit status is the shell's 128 + 15."""
+
+
+def _raise_terminated(_signum: int, _frame: object) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _terminate_on_sigterm() -> Iterator[None]:
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread (an embedding program): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _flush_stdout() -> None:
@@ -121,20 +181,22 @@ def _os_error(exc: OSError) -> CiToolsError:
 
 def _report(exc: CiToolsError) -> None:
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
-    text = "\n".join(log_lines("ci-tools: error: ", str(exc), in_actions=in_actions)) + "\n"
-    annotations = ""
+    message = shorten(str(exc), MAX_QUOTED * 4)
+    text = "\n".join(log_lines("ci-tools: error: ", message, in_actions=in_actions)) + "\n"
+    annotations: list[str] = []
     if in_actions:
         # The annotations go to stdout, where the runner reads them; every one is escaped.
         problems = exc.problems if isinstance(exc, SourceError) else []
-        annotations = (
-            "".join(
-                f"::error file={escape_property(p.file)},line={p.line}::{escape_data(p.message)}\n"
-                for p in problems
-            )
-            or f"::error::{escape_data(str(exc))}\n"
-        )
+        annotations = [
+            f"::error file={escape_property(p.file)},line={p.line}::"
+            f"{escape_data(shorten(p.message, MAX_QUOTED * 4))}"
+            for p in problems
+        ] or [f"::error::{escape_data(message)}"]
     # Nowhere left to say it when a stream itself fails; the exit code still does.
-    for stream, chunk in ((sys.stderr, text), (sys.stdout, annotations)):
-        with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
-            stream.write(chunk)
-            stream.flush()
+    with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    with contextlib.suppress(OSError, UnicodeEncodeError, ValueError):
+        for line in annotations:
+            escape.write_command(sys.stdout, line)
+        sys.stdout.flush()

@@ -6,11 +6,7 @@ sources:
 final: prev:
 let
   inherit (final) lib;
-  upstream = {
-    torch = { owner = "pytorch"; repo = "pytorch"; fetchSubmodules = true; };
-    torchvision = { owner = "pytorch"; repo = "vision"; fetchSubmodules = false; };
-    torchaudio = { owner = "pytorch"; repo = "audio"; fetchSubmodules = false; };
-  };
+  upstream = import ./upstream.nix;
   override = attribute: pkg: source:
     pkg.overrideAttrs (old: {
       inherit (source) version;

@@ -19,6 +19,15 @@ DATA = TESTS / "data"
 GOLDEN = TESTS / "golden"
 
 
+@pytest.fixture(autouse=True)
+def _private_state_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test's own XDG_STATE_HOME, where generate records the journals it writes
+    (`transaction.witness_dir`): no test sees another's, none writes to the real home."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

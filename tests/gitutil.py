@@ -19,8 +19,13 @@ _GIT_ENV = {
 }
 
 
+def git_env() -> dict[str, str]:
+    """The process environment with the tests' git identity and no user or system config."""
+    return {**os.environ, **_GIT_ENV}
+
+
 def git(root: Path, *args: str) -> str:
-    env = {**os.environ, **_GIT_ENV}
+    env = git_env()
     done = subprocess.run(
         ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
     )

@@ -18,7 +18,6 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
 
-
 def offences(path: Path, shown: str) -> Iterator[str]:
     """`shown:line: what` for the module and each function of `path` over the limits."""
     text = path.read_text(encoding="utf-8")
@@ -44,11 +43,7 @@ def _shown(path: Path) -> str:
 
 
 def test_every_module_and_function_is_small() -> None:
-    found = [
-        offence
-        for path in _modules()
-        for offence in offences(path, _shown(path))
-    ]
+    found = [offence for path in _modules() for offence in offences(path, _shown(path))]
     assert not found, "split these by job:\n" + "\n".join(found)
 
 

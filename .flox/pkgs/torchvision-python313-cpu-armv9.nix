@@ -19,6 +19,8 @@ import ../../nix/builders/torch-dependent.nix {
   pname = "torchvision-python313-cpu-armv9";
   pythonPackages = "python313Packages";
   attribute = "torchvision";
+  package = "torchvision";
+  version = "0.23.0";
   description = "torchvision 0.23.0 built against pytorch-python313-cpu-armv9, Python 3.13";
   # The sibling recipe itself, through the same door: one torch derivation for both packages.
   torch = import ./pytorch-python313-cpu-armv9.nix { inherit fetchPinnedNixpkgs; };

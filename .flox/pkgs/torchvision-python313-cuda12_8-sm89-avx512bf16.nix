@@ -21,6 +21,8 @@ import ../../nix/builders/torch-dependent.nix {
   pname = "torchvision-python313-cuda12_8-sm89-avx512bf16";
   pythonPackages = "python313Packages";
   attribute = "torchvision";
+  package = "torchvision";
+  version = "0.23.0";
   description = "torchvision 0.23.0 built against pytorch-python313-cuda12_8-sm89-avx512bf16, Python 3.13";
   # The sibling recipe itself, through the same door: one torch derivation for both packages.
   torch = import ./pytorch-python313-cuda12_8-sm89-avx512bf16.nix { inherit fetchPinnedNixpkgs; };

@@ -1,26 +1,57 @@
-"""Writing files so that nothing is ever half-written."""
+"""Writing files: never half-written, never outside the folder they belong in, never lost to
+a full disk, never by two runs at once.
+
+* `atomic_write_text`: a temporary file beside the target, renamed over it; created with the
+  mode a plain `open` would give (0666 less the umask), not mkstemp's 0600.
+* `confine`: where a path leads once the symlinks of its folder are resolved, refused unless
+  that lies inside one of the given roots. Every write and delete of a transaction goes
+  through it (`transaction.Transaction`).
+* `reserve_space`: space set aside beside a file that must be written later (a build's
+  record): when the disk is full by then, the reservation is given up and the write retried.
+* `locked`: one run at a time on a folder (`flock` on the folder itself: nothing is created,
+  and the lock dies with the process that held it).
+"""
 
 from __future__ import annotations
 
-import json
+import contextlib
+import errno
+import fcntl
 import os
-import re
-import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ci_tools.base.errors import InputError
+from ci_tools.base.errors import FailedError, InputError
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`."""
+    """Write `text` to a temporary file beside `path`, then rename it over `path`.
+
+    On a full disk, space reserved for `path` (`reserve_space`) is given up and the write
+    tried once more; an error that remains names `path`."""
+    try:
+        _atomic_write(path, text.encode("utf-8"))
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and release_space(path):
+            try:
+                _atomic_write(path, text.encode("utf-8"))
+                return
+            except OSError as again:
+                exc = again
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), file_mode())
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         Path(tmp).replace(path)
@@ -29,142 +60,102 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-# --- one transaction for a set of files -----------------------------------------------------
-
-STAGING = ".ci-tools-staging"
-_JOURNAL = "journal.json"
-# What `atomic_write_text` leaves when killed between mkstemp and rename: `.NAME.XXXXXXXX.tmp`.
-_TEMP = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
-
-
-def leftovers(out_dir: Path, folders: Iterable[Path]) -> list[str]:
-    """What an interrupted write left in `out_dir`: its staging folder, stray temp files."""
-    found = []
-    if (out_dir / STAGING).exists():
-        found.append(str(out_dir / STAGING))
-    for folder in dict.fromkeys([out_dir, *folders]):
-        if folder.is_dir():
-            found.extend(str(p) for p in sorted(folder.iterdir()) if _is_temp(p))
-    return found
+def file_mode() -> int:
+    """The mode `open()` gives a new file: 0666 less the process's umask."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
-def _is_temp(path: Path) -> bool:
-    return bool(_TEMP.fullmatch(path.name)) and path.is_file() and not path.is_symlink()
+# --- confinement ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Transaction:
-    """Write and delete a set of files under `root` as one step.
-
-    Every new file is written in full into `root/.ci-tools-staging/` first; then a journal
-    naming them is renamed into place (the commit point); then the files are renamed over
-    their targets and the deletions done. Killed before the commit, the staging folder is
-    simply removed by the next run: nothing changed. Killed after it, the next run finishes
-    the journal (each step is idempotent). Renames within one file system are atomic.
-    """
-
-    root: Path
-    # The folders the files go to: where stray temp files of a killed run are looked for.
-    folders: tuple[Path, ...] = ()
-
-    def run(self, writes: Sequence[tuple[Path, str]], deletes: Sequence[Path]) -> list[str]:
-        recovered = self.recover()
-        # Encode everything before touching the disk: a lone surrogate fails here, not halfway.
-        encoded: list[tuple[Path, bytes]] = []
-        for target, text in writes:
-            try:
-                encoded.append((target, text.encode("utf-8")))
-            except UnicodeEncodeError as exc:
-                raise InputError(f"{target}: cannot be written as UTF-8: {exc.reason}") from None
-        if not encoded and not deletes:
-            return recovered
-        for target, _ in encoded:
-            _check_writable(target)
-        self.root.mkdir(parents=True, exist_ok=True)
-        staging = self.root / STAGING
-        staging.mkdir()
-        try:
-            entries = []
-            for index, (target, data) in enumerate(encoded):
-                name = f"{index}.new"
-                _write_synced(staging / name, data)
-                entries.append([name, os.path.relpath(target, self.root)])
-            journal = {
-                "writes": entries,
-                "deletes": [os.path.relpath(path, self.root) for path in deletes],
-            }
-            _write_synced(staging / f"{_JOURNAL}.tmp", json.dumps(journal).encode())
-            (staging / f"{_JOURNAL}.tmp").replace(staging / _JOURNAL)
-            _sync_dir(staging)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        self._finish(staging)
-        return recovered
-
-    def recover(self) -> list[str]:
-        """Finish or undo what an interrupted run left; say what was done."""
-        done = []
-        staging = self.root / STAGING
-        if staging.is_dir() and not staging.is_symlink():
-            if (staging / _JOURNAL).is_file():
-                count = self._finish(staging)
-                done.append(f"finished an interrupted generate ({count} files)")
-            else:
-                shutil.rmtree(staging)
-                done.append(f"removed {staging} (an interrupted generate; nothing had changed)")
-        elif staging.exists() or staging.is_symlink():
-            staging.unlink()
-            done.append(f"removed {staging}")
-        for stray in leftovers(self.root, self.folders):
-            Path(stray).unlink()
-            done.append(f"removed the stray temporary file {stray}")
-        return done
-
-    def _finish(self, staging: Path) -> int:
-        journal = json.loads((staging / _JOURNAL).read_text(encoding="utf-8"))
-        touched: set[Path] = set()
-        for name, relative in journal["writes"]:
-            source, target = staging / name, self.root / relative
-            if source.exists():  # absent: already renamed by the interrupted run
-                target.parent.mkdir(parents=True, exist_ok=True)
-                source.replace(target)
-                touched.add(target.parent)
-        for relative in journal["deletes"]:
-            target = self.root / relative
-            target.unlink(missing_ok=True)
-            touched.add(target.parent)
-        for folder in touched:
-            _sync_dir(folder)
-        (staging / _JOURNAL).unlink()
-        shutil.rmtree(staging)
-        return len(journal["writes"]) + len(journal["deletes"])
+def confine(path: Path, roots: Sequence[Path]) -> Path:
+    """`path` with every symlink of its folder resolved, when that lies inside one of `roots`
+    (resolved too); InputError otherwise. The last component is not followed: a rename or an
+    unlink acts on a link itself, never on what it points to."""
+    real = Path(os.path.realpath(path.parent)) / path.name
+    for root in roots:
+        top = Path(os.path.realpath(root))
+        if real == top or top in real.parents:
+            return real
+    where = " or ".join(str(root) for root in roots)
+    raise InputError(
+        f"{path}: leads to {real} through a symbolic link, outside {where}; ci-tools writes "
+        "and deletes only inside it: replace the link with a folder"
+    )
 
 
-def _check_writable(target: Path) -> None:
-    """Refuse before the commit what would fail after it: a file where a folder must be,
-    a folder that cannot be written."""
-    if target.is_dir():
-        raise InputError(f"{target}: is a folder; generate writes a file there")
-    ancestor = target.parent
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise InputError(f"{ancestor}: is not a folder; cannot write {target}")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise InputError(f"{ancestor}: cannot be written (permission denied)")
+# --- space set aside for a file that must be written later -----------------------------------
 
 
-def _write_synced(path: Path, data: bytes) -> None:
-    with path.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+def _reservation(path: Path) -> Path:
+    return path.with_name(f".{path.name}.reserve")
 
 
-def _sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+def reserve_space(path: Path, size: int) -> None:
+    """Set `size` bytes aside beside `path` (allocated, not a sparse file)."""
+    reservation = _reservation(path)
+    # O_NOFOLLOW: a link planted under that name is refused, never written through.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(reservation, flags, 0o600)
     try:
-        os.fsync(fd)
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+            os.write(fd, b"\0" * size)  # a file system without fallocate
+    except OSError:
+        os.close(fd)
+        reservation.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+
+
+def release_space(path: Path) -> bool:
+    """Give up the space set aside for `path`; whether there was any."""
+    try:
+        _reservation(path).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+# --- one run at a time ---------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def locked(
+    folder: Path,
+    *,
+    shared: bool = False,
+    wait_seconds: float = 120.0,
+    say: Callable[[str], None] = lambda _: None,
+) -> Iterator[None]:
+    """Hold a lock on `folder` (which must exist): exclusive to write, `shared` to read.
+
+    A second run waits for the first (saying so once), up to `wait_seconds`, then fails
+    (exit 1) naming the folder."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    try:
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        deadline = time.monotonic() + wait_seconds
+        waited = False
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise FailedError(
+                        f"{folder}: another ci-tools run has been writing here for over "
+                        f"{wait_seconds:.0f} s; let it finish (or stop it), then run again"
+                    ) from None
+                if not waited:
+                    say(f"waiting for another ci-tools run to finish writing {folder}")
+                    waited = True
+                time.sleep(0.05)
+        yield
     finally:
         os.close(fd)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from ci_tools.base import errors
+from ci_tools.base import bounded, errors, escape
 from ci_tools.base.errors import InputError
 
 
@@ -67,8 +67,9 @@ def warning(message: str, env: Mapping[str, str], stream: TextIO | None = None) 
 
 def _annotate(level: str, message: str, env: Mapping[str, str], stream: TextIO | None) -> None:
     out = stream if stream is not None else sys.stderr
+    message = bounded.shorten(message, 1200)  # a notice quoting a huge input is not echoed whole
     if on_actions(env):
-        print(f"::{level}::{escape_data(message)}", file=out)
+        escape.write_command(out, f"::{level}::{escape_data(message)}")
     else:
         print(f"ci-tools: {level}: {message}", file=out)
 

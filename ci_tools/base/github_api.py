@@ -2,8 +2,10 @@
 
 One retry mechanism only: PyGithub is built with `retry=None` and its own throttling off, and
 every call goes through `ci_tools.base.retry` (5xx, network errors and rate limits, honouring
-Retry-After / x-ratelimit-reset, bounded in total time). The token is kept out of every
-message this module raises.
+Retry-After / x-ratelimit-reset). The policy's total time is one deadline for every call of
+an `Api` together (`retry.within`: a hung or trickling server cannot outlast it), answers are
+read defensively (`github_answers`: HTML, wrong shapes and nulls fail the call, listings are
+read a bounded number of pages). The token is kept out of every message this module raises.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ci_tools.base import github_answers, redact
 from ci_tools.base.errors import FailedError, InputError
-from ci_tools.base.retry import RetryPolicy, call
+from ci_tools.base.github_answers import MAX_PAGES, PER_PAGE, checked_release
+from ci_tools.base.github_transient import is_transient, server_delay
+from ci_tools.base.retry import Deadline, DeadlinePassed, RetryPolicy, call, within
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -40,7 +44,8 @@ class Settings:
     repository: str
 
     def redact(self, text: str) -> str:
-        return text.replace(self.token, "***") if self.token else text
+        """`text` without the token, nor any other secret `redact` knows."""
+        return redact.known()(redact.of([self.token])(text))
 
 
 def settings_from_env(env: Mapping[str, str]) -> Settings:
@@ -60,45 +65,6 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
     return Settings(token=token, api_url=api_url, repository=repository)
 
 
-def is_transient(exc: BaseException) -> bool:
-    """5xx, network trouble and rate limits; never 4xx answers about the request itself."""
-    from github import GithubException, RateLimitExceededException
-    from requests import ConnectionError as RequestsConnectionError
-    from requests import Timeout
-
-    if isinstance(exc, RequestsConnectionError | Timeout):
-        return True
-    if not isinstance(exc, GithubException):
-        return False
-    if exc.status >= 500 or exc.status == 429 or isinstance(exc, RateLimitExceededException):
-        return True
-    headers = _lower(exc.headers)
-    return exc.status == 403 and (
-        "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
-    )
-
-
-def server_delay(exc: BaseException, now: Callable[[], float] = time.time) -> float | None:
-    """The wait a rate-limited answer asks for: Retry-After, else until x-ratelimit-reset."""
-    from github import GithubException
-
-    if not isinstance(exc, GithubException):
-        return None
-    headers = _lower(exc.headers)
-    try:
-        if "retry-after" in headers:
-            return float(headers["retry-after"])
-        if "x-ratelimit-reset" in headers and headers.get("x-ratelimit-remaining") == "0":
-            return max(0.0, float(headers["x-ratelimit-reset"]) - now() + 1)
-    except ValueError:
-        return None
-    return None
-
-
-def _lower(headers: Mapping[str, str] | None) -> dict[str, str]:
-    return {str(k).lower(): str(v) for k, v in (headers or {}).items()}
-
-
 @dataclass(frozen=True, kw_only=True)
 class Api:
     """One repository, reached with retries; every method is one logical API step."""
@@ -107,6 +73,7 @@ class Api:
     repo: Repository | None
     policy: RetryPolicy
     say: Callable[[str], None]
+    deadline: Deadline
 
     @property
     def repository(self) -> Repository:
@@ -121,18 +88,58 @@ class Api:
             raise _translate(what, exc, self.settings) from None
 
     def attempt(self, what: str, action: Callable[[], T]) -> T:
-        """`action` with retries; its last exception propagates untranslated."""
+        """`action` with retries, within what is left of the deadline; its last exception
+        propagates untranslated, but an answer of the wrong shape, or none in time, is a
+        FailedError."""
 
         def on_retry(number: int, exc: BaseException, delay: float) -> None:
             self.say(f"GitHub: {what}: {_describe(exc, self.settings)}; retry in {delay:.0f} s")
 
-        return call(
-            self.policy,
-            action,
-            transient=is_transient,
-            server_delay=server_delay,
-            on_retry=on_retry,
-        )
+        budget = f"the {self.deadline.seconds:.0f} s budget for GitHub"
+        policy = replace(self.policy, total_seconds=self.deadline.left())
+        try:
+            return within(
+                self.deadline,
+                lambda: call(
+                    policy,
+                    action,
+                    transient=is_transient,
+                    server_delay=server_delay,
+                    on_retry=on_retry,
+                ),
+            )
+        except DeadlinePassed:
+            raise FailedError(f"GitHub: {what}: no answer within {budget}") from None
+        except github_answers.shape_errors() as exc:
+            described = self.settings.redact(github_answers.describe(exc))
+            raise FailedError(
+                f"GitHub: {what}: the answer is not what GitHub's API returns ({described})"
+            ) from None
+
+    def pages(
+        self, what: str, listing: Callable[[], Any], read: Callable[[Any], T | None]
+    ) -> list[T]:
+        """Every entry `read` can read of a listing, at most MAX_PAGES pages of it."""
+        found: list[T] = []
+        for number in range(MAX_PAGES):
+            page = self.call(
+                f"{what} (page {number + 1})",
+                lambda n=number: github_answers.read_page(listing(), n, read),  # type: ignore[misc]
+            )
+            found.extend(page.items)
+            if not page.full:
+                return found
+        self.say(f"GitHub: {what}: read the first {MAX_PAGES} pages only")
+        return found
+
+    def assets(self, release: GitRelease) -> list[tuple[str, GitReleaseAsset]]:
+        """The release's assets with their names (an asset without one is left out)."""
+
+        def read(asset: Any) -> tuple[str, GitReleaseAsset] | None:
+            name = github_answers.text_or_none(asset, "name")
+            return None if name is None else (name, asset)
+
+        return self.pages("list assets", release.get_assets, read)
 
     def find_release(self, tag: str) -> GitRelease | None:
         """The release of `tag`, drafts included (the by-tag endpoint never returns a draft)."""
@@ -140,18 +147,22 @@ class Api:
 
         def by_tag() -> GitRelease | None:
             try:
-                return self.repository.get_release(tag)
+                found = self.repository.get_release(tag)
             except UnknownObjectException:
                 return None
+            return checked_release(found) if found.tag_name == tag else None
 
         found = self.call(f"look up release {tag}", by_tag)
         if found is not None:
             return found
-        # Pages are fetched lazily: stop at the first match.
-        return self.call(
-            "list releases",
-            lambda: next((r for r in self.repository.get_releases() if r.tag_name == tag), None),
-        )
+
+        def read(release: GitRelease) -> GitRelease | None:
+            if github_answers.text_or_none(release, "tag_name") != tag:
+                return None
+            return checked_release(release)
+
+        listed = self.pages("list releases", self.repository.get_releases, read)
+        return listed[0] if listed else None
 
     def create_release(
         self, *, tag: str, name: str, body: str, commit: str, latest: bool
@@ -162,13 +173,14 @@ class Api:
         """
 
         def create() -> GitRelease:
-            return self.repository.create_git_release(
+            made = self.repository.create_git_release(
                 tag,
                 name=name,
                 message=body,
                 target_commitish=commit,
                 make_latest="true" if latest else "false",
             )
+            return checked_release(made)
 
         what = f"create release {tag}"
         try:
@@ -180,28 +192,40 @@ class Api:
         existing = self.find_release(tag)
         if existing is None:
             raise FailedError(f"GitHub says release {tag} exists, but it cannot be found")
-        return self.update_release(existing, name=name, body=body, commit=commit)
+        return self.update_release(existing, name=name, body=body, commit=commit, latest=latest)
 
     def update_release(
-        self, release: GitRelease, *, name: str, body: str, commit: str
+        self, release: GitRelease, *, name: str, body: str, commit: str, latest: bool = False
     ) -> GitRelease:
-        # update_release sends draft=False unless told: keep a draft a draft.
+        """`latest`: make it the repository's latest release; False leaves that as it is."""
+        extra = {"make_latest": "true"} if latest else {}
+        # update_release sends draft=False unless told: keep a draft a draft. A null
+        # prerelease is GitHub's default, false (checked_release).
         return self.call(
             f"update release {release.tag_name}",
-            lambda: release.update_release(
-                name,
-                body,
-                draft=release.draft,
-                prerelease=release.prerelease,
-                target_commitish=commit,
+            lambda: checked_release(
+                release.update_release(
+                    name,
+                    body,
+                    draft=release.draft,
+                    prerelease=release.prerelease is True,
+                    target_commitish=commit,
+                    **extra,
+                )
             ),
         )
 
     def existing_asset(self, release: GitRelease, name: str) -> bool:
-        assets = self.call("list assets", lambda: list(release.get_assets()))
-        return any(a.name == name for a in assets)
+        return bool(github_answers.named(self.assets(release), name))
 
-    def replace_asset(self, release: GitRelease, *, name: str, data: bytes) -> None:
+    def replace_asset(
+        self,
+        release: GitRelease,
+        *,
+        name: str,
+        data: bytes,
+        content_type: str = "application/json",
+    ) -> None:
         """Upload `data` as asset `name`, deleting an asset of that name first.
 
         An upload retried after a 5xx may find its first try landed (422 already_exists):
@@ -212,7 +236,7 @@ class Api:
 
             def upload() -> None:
                 release.upload_asset_from_memory(
-                    io.BytesIO(data), len(data), name=name, content_type="application/json"
+                    io.BytesIO(data), len(data), name=name, content_type=content_type
                 )
 
             what = f"upload asset {name}"
@@ -226,9 +250,7 @@ class Api:
     def _delete_assets(self, release: GitRelease, name: str) -> None:
         from github import UnknownObjectException
 
-        for asset in self.call("list assets", lambda: list(release.get_assets())):
-            if asset.name != name:
-                continue
+        for asset in github_answers.named(self.assets(release), name):
 
             def delete(asset: GitReleaseAsset = asset) -> None:
                 # 404: a retried DELETE whose first try went through.
@@ -249,8 +271,10 @@ def connect(settings: Settings, policy: RetryPolicy, say: Callable[[str], None])
         retry=None,
         seconds_between_requests=None,
         seconds_between_writes=None,
+        per_page=PER_PAGE,
     )
-    api = Api(settings=settings, repo=None, policy=policy, say=say)
+    deadline = Deadline.after(policy.total_seconds, policy.clock)
+    api = Api(settings=settings, repo=None, policy=policy, say=say, deadline=deadline)
     repo = api.call(
         f"open repository {settings.repository}", lambda: client.get_repo(settings.repository)
     )
@@ -311,9 +335,7 @@ def _translate(what: str, exc: Exception, settings: Settings) -> Exception:
     return FailedError(f"GitHub: {what} failed: {described}")
 
 
-def connect_lazy(
-    settings: Settings, policy: RetryPolicy, say: Callable[[str], None], *, per_page: int = 100
-) -> Api:
+def connect_lazy(settings: Settings, policy: RetryPolicy, say: Callable[[str], None]) -> Api:
     """`connect` without its repository request: PyGithub's lazy objects fetch nothing until
     read, so a caller that only lists or creates commit statuses spends one request on each."""
     from github import Auth, Github
@@ -325,10 +347,16 @@ def connect_lazy(
         retry=None,
         seconds_between_requests=None,
         seconds_between_writes=None,
-        per_page=per_page,
+        per_page=PER_PAGE,
         lazy=True,
     )
-    return Api(settings=settings, repo=client.get_repo(settings.repository), policy=policy, say=say)
+    return Api(
+        settings=settings,
+        repo=client.get_repo(settings.repository),
+        policy=policy,
+        say=say,
+        deadline=Deadline.after(policy.total_seconds, policy.clock),
+    )
 
 
 def translate(what: str, exc: Exception, settings: Settings) -> Exception:

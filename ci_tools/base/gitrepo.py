@@ -14,6 +14,9 @@ from ci_tools.base import proc
 from ci_tools.base.errors import InputError
 
 _TIMEOUT = 120
+_SYMLINK_MODE = "120000"
+# The Nix files a fingerprint reads, all together: a real repository's are a few megabytes.
+MAX_BLOBS_BYTES = 256 << 20
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,6 +27,10 @@ class GitRepo:
         result = proc.run(["git", *args], cwd=self.root, timeout=_TIMEOUT)
         if result.timed_out:
             raise InputError(f"`git {' '.join(args)}` in {self.root} took over {_TIMEOUT} s")
+        if result.truncated:
+            raise InputError(
+                f"`git {' '.join(args)}` in {self.root} printed over {proc.MAX_OUTPUT} bytes"
+            )
         return result
 
     def toplevel(self) -> Path | None:
@@ -87,6 +94,11 @@ class GitRepo:
 
     def tree(self, commit: str, directory: str = "") -> dict[str, str]:
         """Every file at `commit` (under `directory`, a path from the top): path -> blob id."""
+        return self.entries(commit, directory)[0]
+
+    def entries(self, commit: str, directory: str = "") -> tuple[dict[str, str], frozenset[str]]:
+        """`tree`, and which of its paths are symbolic links (mode 120000: the blob holds the
+        link's target, not the file's content)."""
         args = ["ls-tree", "-r", "-z", "--full-tree", commit]
         if directory:
             args += ["--", directory.rstrip("/") + "/"]
@@ -94,13 +106,16 @@ class GitRepo:
         if not result.ok:
             raise InputError(f"`git ls-tree {commit}` failed: {result.stderr.strip()}")
         out: dict[str, str] = {}
+        links: set[str] = set()
         for record in result.stdout.split("\0"):
             meta, _, path = record.partition("\t")
             fields = meta.split()
             # Submodules are commits, not files: nothing of theirs is read.
             if len(fields) == 3 and fields[1] == "blob":
                 out[path] = fields[2]
-        return out
+                if fields[0] == _SYMLINK_MODE:
+                    links.add(path)
+        return out, frozenset(links)
 
     def blobs(self, ids: Sequence[str]) -> dict[str, bytes]:
         """The contents of blobs, by id, from one `git cat-file --batch`."""
@@ -112,9 +127,15 @@ class GitRepo:
             cwd=self.root,
             stdin=("\n".join(wanted) + "\n").encode(),
             timeout=_TIMEOUT,
+            max_output=MAX_BLOBS_BYTES,
         )
         if not result.ok:
             raise InputError(f"`git cat-file --batch` failed: {result.stderr.strip()}")
+        if result.truncated:
+            raise InputError(
+                f"the {len(wanted)} files git was asked for hold over {MAX_BLOBS_BYTES} bytes: "
+                "not the Nix files of a build repository"
+            )
         out: dict[str, bytes] = {}
         data = result.stdout
         at = 0
@@ -143,13 +164,15 @@ class GitRepo:
         result = self._git("symbolic-ref", "--quiet", "--short", "HEAD")
         return result.stdout.strip() or None if result.ok else None
 
-    def recent_commits(self, head: str, count: int) -> tuple[str, ...]:
-        """`head` and the commits it reaches, newest first, at most `count`: through every
-        parent, so a pull request's merge commit reaches the pull request's own commits."""
-        result = self._git("rev-list", f"--max-count={count}", head, "--")
+    def recent_commits(self, head: str, count: int) -> tuple[tuple[str, int], ...]:
+        """`head` and the commits it reaches, newest first, at most `count`, each with its
+        number of parents: through every parent, so a merge commit (a pull request's, or
+        one made by merging it) reaches the pull request's own commits."""
+        result = self._git("rev-list", "--parents", f"--max-count={count}", head, "--")
         if not result.ok:
             raise InputError(f"`git rev-list {head}` failed: {result.stderr.strip()}")
-        return tuple(result.stdout.split())
+        rows = (line.split() for line in result.stdout.splitlines())
+        return tuple((row[0], len(row) - 1) for row in rows if row)
 
 
 def branch_from_env(env: Mapping[str, str]) -> str | None:

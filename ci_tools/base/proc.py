@@ -1,21 +1,34 @@
 """The one wrapper for external commands (flox, nix, git, nvidia-smi, ...).
 
 Every subprocess ci-tools starts goes through here: resolved from PATH, with a timeout,
-captured output, and a clear error (exit 2) when the tool is missing.
+captured output bounded in size (`bounded`), and a clear error (exit 2) when the tool is
+missing. An interrupt (Ctrl-C, SIGTERM) kills the child before it propagates. What a child
+says is redacted here (`redact`): its text output, and each streamed line before anyone sees
+it. `run_bytes` keeps stdout as the child wrote it: it is data (git objects to hash), never a
+log.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import selectors
 import shutil
 import subprocess
+import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
+from ci_tools.base import bounded, redact
 from ci_tools.base.errors import InputError
+
+# What `run` keeps of each stream, and how long a line `stream` passes on may be: far above
+# what any tool ci-tools asks says, far below what would exhaust memory.
+MAX_OUTPUT = 16 << 20
+MAX_LINE = 16 << 10
 
 # How to get each tool, for the message when it is missing.
 _INSTALL_HINTS = {
@@ -42,6 +55,7 @@ class CommandResult:
     stderr: str
     seconds: float
     timed_out: bool = False
+    truncated: bool = False  # output past `max_output` was dropped
 
     @property
     def ok(self) -> bool:
@@ -67,40 +81,29 @@ def run(
     env: Mapping[str, str] | None = None,
     timeout: float | None = 600,
     stdin: str | None = None,
+    max_output: int | None = None,
 ) -> CommandResult:
-    """Run a command to completion and capture its output. Never raises for a non-zero exit."""
-    executable = require(argv[0], env)
-    started = time.monotonic()
-    try:
-        completed = subprocess.run(
-            [executable, *argv[1:]],
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        return CommandResult(
-            argv=tuple(argv),
-            returncode=-1,
-            stdout=_text(exc.stdout),
-            stderr=_text(exc.stderr),
-            seconds=time.monotonic() - started,
-            timed_out=True,
-        )
-    except OSError as exc:
-        raise InputError(f"cannot run `{argv[0]}`: {exc}") from None
+    """Run a command to completion and capture its output. Never raises for a non-zero exit.
+
+    Each stream keeps its first `max_output` bytes (default MAX_OUTPUT); `truncated` says
+    when there was more."""
+    hide = redact.known(env)
+    done = _capture(
+        argv,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        stdin=stdin.encode("utf-8", "surrogateescape") if stdin is not None else None,
+        max_output=max_output,
+    )
     return CommandResult(
         argv=tuple(argv),
-        returncode=completed.returncode,
-        stdout=completed.stdout,
-        stderr=completed.stderr,
-        seconds=time.monotonic() - started,
+        returncode=done.returncode,
+        stdout=hide(_text(done.stdout.text())),
+        stderr=hide(_text(done.stderr.text())),
+        seconds=done.seconds,
+        timed_out=done.timed_out,
+        truncated=bool(done.stdout.dropped or done.stderr.dropped),
     )
 
 
@@ -111,6 +114,7 @@ class BytesResult:
     stdout: bytes
     stderr: str
     timed_out: bool = False
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:
@@ -123,34 +127,18 @@ def run_bytes(
     cwd: Path | None = None,
     timeout: float | None = 600,
     stdin: bytes | None = None,
+    max_output: int | None = None,
 ) -> BytesResult:
     """`run` for output that must stay bytes (`git cat-file --batch` counts its sizes in
     bytes; text decoding would shift them and lose the bytes a hash must see)."""
-    executable = require(argv[0])
-    try:
-        completed = subprocess.run(
-            [executable, *argv[1:]],
-            cwd=cwd,
-            input=stdin,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        return BytesResult(
-            argv=tuple(argv),
-            returncode=-1,
-            stdout=exc.stdout or b"",
-            stderr=_text(exc.stderr),
-            timed_out=True,
-        )
-    except OSError as exc:
-        raise InputError(f"cannot run `{argv[0]}`: {exc}") from None
+    done = _capture(argv, cwd=cwd, env=None, timeout=timeout, stdin=stdin, max_output=max_output)
     return BytesResult(
         argv=tuple(argv),
-        returncode=completed.returncode,
-        stdout=completed.stdout,
-        stderr=_text(completed.stderr),
+        returncode=done.returncode,
+        stdout=bytes(done.stdout.kept),
+        stderr=redact.redact(_text(done.stderr.text())),
+        timed_out=done.timed_out,
+        truncated=bool(done.stdout.dropped or done.stderr.dropped),
     )
 
 
@@ -162,51 +150,160 @@ def stream(
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
     keep_lines: int = 200,
+    max_line: int = MAX_LINE,
 ) -> CommandResult:
     """Run a long command, passing each output line (stdout and stderr merged) to `on_line`
-    as it comes, and keep only the last `keep_lines` lines."""
-    executable = require(argv[0], env)
+    as it comes, and keep only the last `keep_lines` lines. A line longer than `max_line`
+    bytes is cut there (`bounded.Lines`): a log of huge lines costs no more than its bound."""
+    hide = redact.known(env)
     started = time.monotonic()
-    tail: deque[str] = deque(maxlen=keep_lines)
-    try:
-        process = subprocess.Popen(
-            [executable, *argv[1:]],
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            bufsize=1,
-        )
-    except OSError as exc:
-        raise InputError(f"cannot run `{argv[0]}`: {exc}") from None
-    timed_out = False
+    deadline = None if timeout is None else started + timeout
+    process = _start(argv, cwd=cwd, env=env, stdin=None, stderr=subprocess.STDOUT)
     assert process.stdout is not None
-    with process:
-        for line in process.stdout:
-            line = line.rstrip("\n")
-            tail.append(line)
-            on_line(line)
-            if timeout is not None and time.monotonic() - started > timeout:
-                process.kill()
-                timed_out = True
-                break
-        returncode = process.wait()
+    lines = bounded.Lines(max_line)
+    tail = bounded.Tail(keep_lines)
+    timed_out = False
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            while True:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and (left <= 0 or not selector.select(left)):
+                    timed_out = True
+                    break
+                chunk = os.read(process.stdout.fileno(), _CHUNK)
+                for line in [*lines.feed(chunk), *([] if chunk else lines.close())]:
+                    line = hide(line)
+                    tail.add(line)
+                    on_line(line)
+                if not chunk:
+                    break
+    except BaseException:
+        _stop(process)
+        raise
+    if timed_out:
+        _stop(process)
+    returncode = process.wait()
+    process.stdout.close()
     return CommandResult(
         argv=tuple(argv),
         returncode=returncode,
-        stdout="\n".join(tail),
+        stdout=tail.text(),
         stderr="",
         seconds=time.monotonic() - started,
         timed_out=timed_out,
     )
 
 
-def _text(data: str | bytes | None) -> str:
-    if data is None:
-        return ""
-    if isinstance(data, bytes):
-        return data.decode("utf-8", "replace")
-    return data
+# --- starting, draining and stopping a child -------------------------------------------------
+
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Captured:
+    returncode: int
+    stdout: bounded.Head
+    stderr: bounded.Head
+    seconds: float
+    timed_out: bool
+
+
+def _start(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str] | None,
+    stdin: int | None,
+    stderr: int,
+) -> subprocess.Popen[bytes]:
+    executable = require(argv[0], env)
+    try:
+        return subprocess.Popen(
+            [executable, *argv[1:]],
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+    except OSError as exc:
+        raise InputError(f"cannot run `{argv[0]}`: {exc}") from None
+
+
+def _capture(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str] | None,
+    timeout: float | None,
+    stdin: bytes | None,
+    max_output: int | None,
+) -> _Captured:
+    """Run to completion, keeping the first `max_output` bytes of stdout and of stderr and
+    draining the rest, so a child that prints without end costs a bounded amount."""
+    started = time.monotonic()
+    process = _start(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin is not None else None,
+        stderr=subprocess.PIPE,
+    )
+    limit = MAX_OUTPUT if max_output is None else max_output
+    heads = (bounded.Head(limit), bounded.Head(limit))
+    threads = [
+        threading.Thread(target=_drain, args=(pipe, head.feed), daemon=True)
+        for pipe, head in zip((process.stdout, process.stderr), heads, strict=True)
+    ]
+    if stdin is not None:
+        threads.append(threading.Thread(target=_feed, args=(process, stdin), daemon=True))
+    for thread in threads:
+        thread.start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _stop(process)
+    except BaseException:
+        _stop(process)
+        raise
+    for thread in threads:
+        # A grandchild may hold the pipes open after the child ended: do not wait for it.
+        thread.join(timeout=None if not timed_out else 5)
+    return _Captured(
+        returncode=-1 if timed_out else process.returncode,
+        stdout=heads[0],
+        stderr=heads[1],
+        seconds=time.monotonic() - started,
+        timed_out=timed_out,
+    )
+
+
+def _drain(pipe: IO[bytes] | None, sink: Callable[[bytes], None]) -> None:
+    if pipe is None:
+        return
+    with contextlib.suppress(OSError, ValueError), pipe:
+        while chunk := os.read(pipe.fileno(), _CHUNK):
+            sink(chunk)
+
+
+def _feed(process: subprocess.Popen[bytes], data: bytes) -> None:
+    assert process.stdin is not None
+    # A child that exits without reading its input closes the pipe: not an error here.
+    with contextlib.suppress(OSError, ValueError), process.stdin:
+        process.stdin.write(data)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Kill the child and reap it (an interrupt or a timeout must not leave it running)."""
+    with contextlib.suppress(OSError):
+        process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+
+
+def _text(data: str) -> str:
+    """Line breaks as text mode reads them (universal newlines): `\r\n` and `\r` are `\n`."""
+    return data.replace("\r\n", "\n").replace("\r", "\n")

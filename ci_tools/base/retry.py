@@ -2,14 +2,16 @@
 
 Each caller says what is transient; this module says how long to keep trying. A caller may
 also name a delay the server asked for (Retry-After), which replaces the backoff for that wait.
+`Deadline` and `within` bound a whole loop of calls in wall time, hung sockets included.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -87,3 +89,56 @@ def call(
         reraise=True,
     )
     return retrying(action)
+
+
+# --- one overall budget for a loop of calls ---------------------------------------------------
+
+
+class DeadlinePassed(Exception):
+    """The overall budget ran out before the call returned."""
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """The end of an overall budget shared by every call of one loop: retries, pages and
+    requests together, however each of them fails or hangs."""
+
+    seconds: float
+    end: float
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
+
+    @classmethod
+    def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
+        return cls(seconds=seconds, end=clock() + seconds, clock=clock)
+
+    def left(self) -> float:
+        return self.end - self.clock()
+
+
+def within(deadline: Deadline, action: Callable[[], T]) -> T:
+    """`action`, or DeadlinePassed when it has not returned by the deadline.
+
+    It runs in a daemon thread, which is left behind when the deadline passes: a socket that
+    never answers, or answers a byte at a time (each read within its own timeout), cannot
+    hold the caller past the budget, and it ends with the process.
+    """
+    left = deadline.left()
+    if left <= 0:
+        raise DeadlinePassed
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = action()
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="ci-tools-deadline", daemon=True)
+    worker.start()
+    worker.join(left)
+    if worker.is_alive():
+        raise DeadlinePassed
+    if "error" in box:
+        raise box["error"]
+    result: T = box["value"]
+    return result

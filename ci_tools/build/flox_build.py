@@ -13,9 +13,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ci_tools.base import proc, retry
+from ci_tools.base import bounded, digits, proc, retry
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build.results import BuildOutcome, Status
+from ci_tools.catalog.names import flox_target
 from ci_tools.catalog.variants import Variant, stacks
 
 # Failures that say nothing about the recipe: the network, a binary cache or the Nix daemon
@@ -56,7 +57,11 @@ PERMANENT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 _RECOVERED = re.compile(r"retrying in \d+ ?m?s", re.IGNORECASE)
 
+# A record keeps the end of the build's log: its last lines, at most this many bytes in all
+# (each line already cut by `proc.stream`), so a log of huge lines never makes a record that
+# its readers refuse as too large.
 LOG_TAIL_LINES = 60
+LOG_TAIL_BYTES = 32 << 10
 NIX_STORE = "/nix/store"
 
 
@@ -101,16 +106,17 @@ class Builder:
 
 
 def result_link(cwd: Path, variant: str) -> Path:
-    """Where `flox build VARIANT` leaves its output: ./result-VARIANT."""
-    return cwd / f"result-{variant}"
+    """Where `flox build VARIANT` leaves its output: ./result-VARIANT (flox's spelling)."""
+    return cwd / f"result-{flox_target(variant)}"
 
 
 def parse_path_info(text: str) -> int | None:
     """`nix path-info -S PATH` prints `PATH<spaces>BYTES`; the closure size in bytes."""
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) >= 2 and fields[-1].isdigit():
-            return int(fields[-1])
+        size = digits.whole(fields[-1]) if len(fields) >= 2 else None
+        if size is not None:
+            return size
     return None
 
 
@@ -129,13 +135,15 @@ def closure_bytes(store_path: str, env: Mapping[str, str]) -> int | None:
 
 def attempt_build(variant: str, builder: Builder) -> Attempt:
     result = proc.stream(
-        [builder.flox, "build", variant],
+        [builder.flox, "build", flox_target(variant)],
         on_line=builder.echo,
         cwd=builder.cwd,
         env=builder.env,
         timeout=None,
     )
-    tail = "\n".join(result.stdout.splitlines()[-LOG_TAIL_LINES:])
+    tail = bounded.tail_text(
+        "\n".join(result.stdout.splitlines()[-LOG_TAIL_LINES:]), LOG_TAIL_BYTES
+    )
     return Attempt(
         ok=result.ok,
         returncode=result.returncode,

@@ -115,6 +115,13 @@ def judge(record: ResultRecord | None, scope: str) -> Verdict:
     return Verdict(proof=proof, failed=failed, allowed=why == "", why=why)
 
 
+def publishable(record: ResultRecord) -> bool:
+    """What the policy says of the record by the route it was tested on (for reports and the
+    page; publish and mark-green judge by the route runners.yaml gives now)."""
+    route = record.test.route if record.test is not None else None
+    return judge(record, route.scope if route is not None else "static").allowed
+
+
 def _refusal(record: ResultRecord, proof: Proof, failed: Sequence[str], need: Proof) -> str:
     if record.build is None:
         return "not built"

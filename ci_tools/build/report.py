@@ -1,6 +1,6 @@
 """A folder of result records -> one Markdown table (for $GITHUB_STEP_SUMMARY) and one JSON
 summary, headed by the proof coverage per SM and per ISA (`coverage`), with each variant's
-proof as the publish policy reads it. Everything but `load_records` is pure.
+proof as the publish policy reads it. Everything but `load_records` and `load_planned` is pure.
 
 Given the plan (the variants the run was meant to build), a planned variant with no record
 counts as failed: a job that was cancelled or timed out before writing anything must not
@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ci_tools.base import bounded, markup
 from ci_tools.base.errors import InputError
 from ci_tools.build import coverage, policy, results
 from ci_tools.build.results import CacheStatus, PublishStatus, ResultRecord, Status
@@ -78,6 +79,17 @@ class Planned:
 
 
 _PLANNED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+# A plan is a matrix of at most a few thousand entries: a few hundred kilobytes.
+MAX_PLANNED_BYTES = 8 << 20
+
+
+def load_planned(path: Path) -> list[Planned]:
+    """`--planned FILE`: read (a regular file, bounded in size) and parsed."""
+    try:
+        text = bounded.read_text(path, MAX_PLANNED_BYTES)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
+    return parse_planned(text, str(path))
 
 
 def parse_planned(text: str, source: str) -> list[Planned]:
@@ -183,20 +195,13 @@ def summary(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) ->
                 (r.publish.status.value if r.publish else None for r in ordered),
                 [s.value for s in PublishStatus],
             ),
-            "publishable": sum(publishable(r) for r in ordered),
+            "publishable": sum(policy.publishable(r) for r in ordered),
             "failed": failed_count(ordered, absent),
         },
         "coverage": coverage.coverage(ordered, (p.variant for p in absent)).as_json(),
         "rows": [_row(r) for r in ordered],
         "missing": [{"variant": p.variant, "branch": p.branch} for p in absent],
     }
-
-
-def publishable(record: ResultRecord) -> bool:
-    """What the publish policy says of the record, by the route it was tested on (publish
-    itself judges by the route runners.yaml gives now)."""
-    route = record.test.route if record.test is not None else None
-    return policy.judge(record, route.scope if route is not None else "static").allowed
 
 
 def build_failed(record: ResultRecord) -> bool:
@@ -239,23 +244,26 @@ def _row(record: ResultRecord) -> dict[str, Any]:
             else None
         ),
         "import_seconds": test.figures.import_seconds if test and test.figures else None,
+        "sizes": asdict(record.sizes),
         "proof": policy.proof_of(record).value,
         "proven": policy.describe(record),
         "publish": publish.status.value if publish else None,
-        "publishable": publishable(record),
+        "publishable": policy.publishable(record),
     }
 
 
 def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -> str:
-    """One table for $GITHUB_STEP_SUMMARY, with a line of counts above it."""
+    """One table for $GITHUB_STEP_SUMMARY, with a line of counts above it. Every text a
+    record holds is `markup.text`: it shows, it does not render."""
     ordered = _ordered(records)
     absent = missing(ordered, planned)
     data = summary(ordered, absent)["counts"]
     build = data["build"]
     branches = ", ".join(
-        sorted({r.branch for r in ordered} | {p.branch for p in absent if p.branch})
+        markup.text(b)
+        for b in sorted({r.branch for r in ordered} | {p.branch for p in absent if p.branch})
     )
-    commits = ", ".join(sorted({r.commit[:12] for r in ordered if r.commit}))
+    commits = ", ".join(sorted({markup.text(r.commit[:12]) for r in ordered if r.commit}))
     not_built = build["failed"] + build["started"] + build["missing"]
     unfinished = []
     if build["started"]:
@@ -287,7 +295,8 @@ def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -
 
 
 def _missing_row(plan: Planned, *, with_branch: bool) -> str:
-    name = f"`{plan.variant}`" + (f" ({plan.branch})" if with_branch and plan.branch else "")
+    branch = f" ({markup.text(plan.branch)})" if with_branch and plan.branch else ""
+    name = f"`{plan.variant}`{branch}"
     cells = [name, _NONE, "❌ missing: planned, no record", _NONE, _NONE, "unproven", _NONE]
     cells += [_NONE, _NONE]
     return "| " + " | ".join(cells) + " |"
@@ -301,7 +310,7 @@ def format_libraries(record: ResultRecord) -> str:
     parts = []
     for lib in figures.libraries:
         short = lib.name.removeprefix("libtorch_").removesuffix(".so")
-        parts.append(f"{short} {format_bytes(lib.bytes)}")
+        parts.append(f"{markup.text(short)} {format_bytes(lib.bytes)}")
     return " + ".join(parts)
 
 
@@ -332,18 +341,19 @@ def _table_row(record: ResultRecord, *, with_branch: bool) -> str:
         test = f"{_ICONS[record.test.status]} {record.test.status}"
         failed = failed_checks(record)
         if failed:
-            test += ": " + ", ".join(failed)
+            test += ": " + ", ".join(markup.text(name) for name in failed)
     publish = _NONE
     if record.publish is not None:
-        publish = f"{_ICONS[record.publish.status]} {record.publish.status} ({record.publish.org})"
-    name = f"`{record.variant}`" + (f" ({record.branch})" if with_branch else "")
+        org = markup.text(record.publish.org)
+        publish = f"{_ICONS[record.publish.status]} {record.publish.status} ({org})"
+    name = f"`{record.variant}`" + (f" ({markup.text(record.branch)})" if with_branch else "")
     cells = [
         name,
-        record.platform,
+        markup.text(record.platform),
         build,
         closure,
         test,
-        policy.describe(record).replace("|", "\\|"),
+        markup.text(policy.describe(record)),
         format_libraries(record),
         format_import(record),
         publish,

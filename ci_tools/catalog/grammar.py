@@ -47,7 +47,12 @@ SM = _rule("SM name", r"sm[0-9]{2,4}", "sm90", max_length=8)
 CAPABILITY = _rule("compute capability", r"[0-9]{1,3}\.[0-9]", '"9.0"', max_length=8)
 # A dotted version of at most four parts of at most six digits: "12.9.1", "2.10.0".
 VERSION = _rule("dotted version", r"[0-9]{1,6}(\.[0-9]{1,6}){0,3}", '"12.8"', max_length=27)
-PYTHON = _rule("Python version", r"3\.[0-9]{1,2}", '"3.13"', max_length=4)
+# The Pythons the pinned nixpkgs have a pythonXYPackages set of, as the nixpkgs stand-in
+# models them (tests/nix/nixpkgs-double/top-level.nix): nixpkgs dropped python39 before
+# these pins (NixOS/nixpkgs#397258, 2025-04) and python310 after some of them
+# (NixOS/nixpkgs#490538, 2026-02). Another Python: add it here and to the stand-in.
+PIN_PYTHONS = ("3.11", "3.12", "3.13")
+PYTHON = _rule("Python version the pins have", r"3\.1[1-3]", '"3.13"', max_length=4)
 # Git ref names (git-check-ref-format): no "..", no "//", no leading "/" or "-", no ".lock".
 BRANCH = _rule(
     "branch name",
@@ -63,8 +68,10 @@ NIX_SHA256 = _rule(
     "sha256-...= (SRI), 52 base32 or 64 hex digits",
     max_length=71,
 )
+# A versioned set or alias: the bare `cudaPackages` is what nix/nixpkgs.nix's overlay
+# redefines (`cudaPackages = final.${name}`), so naming it recurses for ever.
 CUDA_PACKAGES = _rule(
-    "cudaPackages attribute", r"cudaPackages(_[0-9]{1,2}(_[0-9]{1,2})?)?", "cudaPackages_12_9"
+    "cudaPackages attribute", r"cudaPackages_[0-9]{1,2}(_[0-9]{1,2})?", "cudaPackages_12_9"
 )
 # A CUDA toolkit of a branch: `cuda` + major + `_` + minor, as in package names.
 TOOLKIT = _rule("toolkit name", r"cuda[0-9]{1,2}_[0-9]{1,2}", "cuda12_8", max_length=10)
@@ -80,6 +87,10 @@ COMPILER_FLAG = _rule("compiler flag", r"-m[a-z0-9][a-z0-9.+=_-]*", "-mavx512f")
 CPUINFO_FLAG = _rule("/proc/cpuinfo flag", r"[a-z0-9_]+", "avx512_bf16", max_length=32)
 TORCH_CAPABILITY = _rule("torch CPU capability", r"[A-Z][A-Z0-9_]*", "AVX512", max_length=16)
 WORKLOAD = _rule("workload name", r"[a-z0-9][a-z0-9-]*", "bf16-training")
+# ci-tools.yaml: a glob of paths under .flox/pkgs/ (fnmatch), and a name suffix that marks
+# another build of a variant ("nightly" in "...-armv9-nightly").
+GLOB = _rule("path glob", r"[A-Za-z0-9._*?\[\]!/+-]+", '"*.nix.backup"', max_length=200)
+BUILD = _rule("build suffix", r"[a-z][a-z0-9]*", "nightly", max_length=32)
 # A self-hosted runner label: becomes `runs-on`. Letters, digits, `.`, `_`, `-` (no
 # expressions, globs, commas, spaces or control characters).
 RUNNER_LABEL = _rule("runner label", r"[A-Za-z0-9][A-Za-z0-9._-]*", "gpu-sm90", max_length=100)

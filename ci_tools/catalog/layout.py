@@ -11,6 +11,8 @@ from ci_tools.catalog.variants import Variant
 
 CATALOG = "catalog.yaml"
 RUNNERS = "runners.yaml"
+# The optional settings of a build repository without a catalog (catalog/settings.py).
+SETTINGS = "ci-tools.yaml"
 PKGS_DIR = ".flox/pkgs"
 # Shared Nix code lives outside .flox/pkgs/, in nix/: flox (NEF's dirToAttrs) makes every
 # folder under .flox/pkgs/ a package set, so a `lib/` there would be packages `lib.*`.

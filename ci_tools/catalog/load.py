@@ -78,7 +78,13 @@ def _build(root: Node, path: Path, problems: Problems) -> Catalog | None:
         if branch is not None:
             branches[name] = branch
     return Catalog(
-        path=path, display_name=file, packages=packages, isas=isas, gpus=gpus, branches=branches
+        path=path,
+        display_name=file,
+        packages=packages,
+        isas=isas,
+        gpus=gpus,
+        branches=branches,
+        org=record.get("org"),
     )
 
 
@@ -155,10 +161,37 @@ def _gpu(name: str, entry: Record, isas: set[str], problems: Problems) -> Gpu | 
     )
 
 
+# What nix/builders/ can build: a package without `requires` goes through the torch builders
+# (torch-cpu/-cuda/-darwin.nix), which override `cudaSupport`, `gpuTargets` and MKLDNN, formal
+# arguments only nixpkgs' torch has (a function without `...` refuses any other); a package
+# with `requires` goes through torch-dependent.nix, which passes `torch`, which torch lacks.
+TORCH_ATTRIBUTE = "torch"
+
+
+def _check_builder(package: Package, file: str, problems: Problems) -> None:
+    if package.requires is None and package.attribute != TORCH_ATTRIBUTE:
+        problems.add(
+            file,
+            package.line,
+            f"package {package.name} (attribute {package.attribute}) has no `requires`: only "
+            f"{TORCH_ATTRIBUTE} builds on its own; name the package it builds against "
+            "(requires: pytorch)",
+        )
+    elif package.requires is not None and package.attribute == TORCH_ATTRIBUTE:
+        problems.add(
+            file,
+            package.line,
+            f"package {package.name} is {TORCH_ATTRIBUTE} and `requires` "
+            f"{package.requires}: torch builds on its own (it takes no `torch` argument); "
+            "leave `requires` out",
+        )
+
+
 def _check_requires(
     packages: dict[str, Package], declared: set[str], file: str, problems: Problems
 ) -> None:
     for package in packages.values():
+        _check_builder(package, file, problems)
         required = package.requires
         if required == package.name:
             problems.add(

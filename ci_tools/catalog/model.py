@@ -129,6 +129,20 @@ class VariantSet:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Published:
+    """A variant of a repository without a catalog, as the file name of its recipe says it:
+    the name it is published under (aliases and build suffix included) and its facts."""
+
+    name: str
+    package: str
+    python: str
+    kind: Kind
+    toolkit: str | None  # "cuda12_8" for a GPU variant
+    sm: str | None
+    isa: str | None  # the grammar's name ("armv8_2" where the name says "armv8.2")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Branch:
     name: str
     versions: Mapping[str, str]  # package name -> upstream version
@@ -146,6 +160,9 @@ class Branch:
     # `nixpkgs_sha256` are the branch pin, which CPU and Apple variants use.
     toolkits: tuple[Toolkit, ...] = ()
     sources: tuple[Source, ...] = ()
+    # A branch of a repository without a catalog: its variants are its recipes, by their
+    # published names (`variants` is empty).
+    published: tuple[Published, ...] = ()
     line: int = 0
 
     def toolkit(self, name: str | None) -> Toolkit:
@@ -172,6 +189,7 @@ class Catalog:
     isas: Mapping[str, Isa]
     gpus: Mapping[str, Gpu]
     branches: Mapping[str, Branch]
+    org: str | None = None  # the Flox organisation of `flox install ORG/NAME`
 
     def branch(self, name: str) -> Branch:
         """The named branch; an unknown name is bad input that lists the known ones."""

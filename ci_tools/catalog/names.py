@@ -1,13 +1,21 @@
-"""Variant names (DESIGN §2.4): the one place that spells and parses them.
+"""Variant names: the one place that spells and parses them.
 
 GPU    {pkg}-python{PY}-cuda{MAJ}_{MIN}-sm{N}-{isa}   pytorch-python313-cuda12_9-sm90-avx512
 CPU    {pkg}-python{PY}-cpu-{isa}                      torchvision-python313-cpu-avx2
 Apple  {pkg}-python{PY}-darwin-mps                     pytorch-python313-darwin-mps
+
+`generate` spells names only this way. A repository without a catalog keeps the names it
+already publishes, so parsing also takes the spellings of the real build repository
+(barstoolbluz/build-pytorch) as declared aliases of the grammar: an ISA alias
+(`armv8.2` is `armv8_2`), `-mps` for `-darwin-mps`, and a build suffix after a variant
+(`-nightly`, `-magma`: another build of that variant, with its facts).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ci_tools.catalog.model import Kind, Platform
@@ -16,12 +24,29 @@ from ci_tools.catalog.model import Kind, Platform
 # (3.1 long predates PyTorch), not 3.1.
 _NAME = re.compile(
     r"(?P<package>[a-z][a-z0-9]*)-python(?P<py>3(?:[89]|[1-9]\d))-"
-    r"(?:cuda(?P<cuda>\d+_\d+)-(?P<sm>sm\d+)-(?P<gisa>[a-z0-9_]+)"
-    r"|cpu-(?P<cisa>[a-z0-9_]+)"
-    r"|(?P<darwin>darwin-mps))"
+    r"(?:cuda(?P<cuda>\d+_\d+)-(?P<sm>sm\d+)-(?P<gisa>[a-z0-9_.]+)"
+    r"|cpu-(?P<cisa>[a-z0-9_.]+)"
+    r"|(?P<darwin>darwin-mps|mps))"
+    r"(?:-(?P<build>[a-z][a-z0-9]*))?"
 )
 
+# Other spellings of an ISA, as published names carry them -> the grammar's ISA.
+ISA_ALIASES = {"armv8.2": "armv8_2"}
+# Suffixes that mark another build of the variant before them (upstream's `-nightly` builds
+# from a nightly source, `-magma` with its own MAGMA): the variant's facts, its own name.
+BUILD_SUFFIXES = ("nightly", "magma")
+
 _ARM_ISA = re.compile(r"armv\d")
+
+
+_NIX_IDENTIFIER = re.compile(r"[a-zA-Z_][a-zA-Z0-9_'-]*")
+
+
+def flox_target(name: str) -> str:
+    """The package `.flox/pkgs/<name>.nix` as flox lists, builds and publishes it: NEF shows
+    its attribute path with nixpkgs' lib.showAttrPath, which quotes a name that is no Nix
+    identifier (`pytorch-…-armv8.2` is `"pytorch-…-armv8.2"`, and its link `result-"…"`)."""
+    return name if _NIX_IDENTIFIER.fullmatch(name) else json.dumps(name)
 
 
 def python_tag(python: str) -> str:
@@ -50,13 +75,14 @@ def darwin_name(package: str, python: str) -> str:
 class ParsedName:
     """What a variant name says by itself, without a catalog."""
 
-    name: str
+    name: str  # as published, aliases and all
     package: str
     python: str
     kind: Kind
     cuda: str | None  # "12.9"
     sm: str | None  # "sm90"
-    isa: str | None
+    isa: str | None  # the grammar's name: "armv8_2" for a name that says "armv8.2"
+    build: str | None = None  # "nightly" for "...-armv9-nightly"
 
     @property
     def suffix(self) -> str:
@@ -76,11 +102,9 @@ GRAMMAR = (
     "<pkg>-python<PY>-darwin-mps"
 )
 
-# Spellings seen in real build repositories, and the grammar's spelling of each.
+# Spellings seen in real build repositories that are no alias, and the grammar's spelling.
 _RESPELLINGS = (
-    (re.compile(r"armv8\.2"), "armv8_2"),
     (re.compile(r"-py(3\d+)-"), r"-python\1-"),
-    (re.compile(r"-(python3\d+)-mps$"), r"-\1-darwin-mps"),
     (re.compile(r"-cuda(\d+)\.(\d+)-"), r"-cuda\1_\2-"),
 )
 
@@ -93,38 +117,24 @@ def respell(name: str) -> str | None:
     return fixed if fixed != name and parse_name(fixed) is not None else None
 
 
-def parse_name(name: str) -> ParsedName | None:
-    """Parse a variant name; None if it does not follow the grammar."""
+def parse_name(name: str, builds: Iterable[str] = BUILD_SUFFIXES) -> ParsedName | None:
+    """Parse a variant name, aliases and a build suffix of `builds` included; None if it does
+    not follow the grammar."""
     match = _NAME.fullmatch(name)
-    if match is None:
+    if match is None or (match["build"] is not None and match["build"] not in set(builds)):
         return None
-    python = python_from_tag(match["py"])
-    if match["darwin"]:
-        return ParsedName(
-            name=name,
-            package=match["package"],
-            python=python,
-            kind=Kind.DARWIN,
-            cuda=None,
-            sm=None,
-            isa=None,
-        )
-    if match["cisa"]:
-        return ParsedName(
-            name=name,
-            package=match["package"],
-            python=python,
-            kind=Kind.CPU,
-            cuda=None,
-            sm=None,
-            isa=match["cisa"],
-        )
+    spelled = match["gisa"] or match["cisa"]
+    isa = ISA_ALIASES.get(spelled, spelled) if spelled is not None else None
+    if isa is not None and "." in isa:
+        return None
+    kind = Kind.DARWIN if match["darwin"] else Kind.CPU if match["cisa"] else Kind.GPU
     return ParsedName(
         name=name,
         package=match["package"],
-        python=python,
-        kind=Kind.GPU,
-        cuda=match["cuda"].replace("_", "."),
+        python=python_from_tag(match["py"]),
+        kind=kind,
+        cuda=match["cuda"].replace("_", ".") if kind is Kind.GPU else None,
         sm=match["sm"],
-        isa=match["gisa"],
+        isa=isa,
+        build=match["build"],
     )

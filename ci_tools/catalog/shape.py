@@ -14,7 +14,7 @@ value for a scalar; None where the value is wrong (the problem is reported).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -198,7 +198,9 @@ class Field:
     """One key of a table: its shape, whether it must be there, its default, what it is for.
 
     `default` is the value an absent key has; `default_doc` says it in the README where code
-    works it out (`import_name`: the attribute). `nullable`: `key:` with no value is absent."""
+    works it out (`import_name`: the attribute). `nullable`: `key:` with no value is absent.
+    `when_missing(mapping, path)` adds to the message for a required key that is absent: how to
+    get its value, from the rest of the mapping (the hash of a source at its version)."""
 
     key: str
     shape: Shape
@@ -207,6 +209,7 @@ class Field:
     default: Any = None
     default_doc: str = ""
     nullable: bool = False
+    when_missing: Callable[[dict[Any, Any], str], str] | None = None
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -248,8 +251,11 @@ class Table(_Shared):
                 path = f"{what}.{spec.key}" if what else spec.key
                 values[spec.key] = spec.shape.check(node.child(spec.key), path, problems)
             elif spec.required and spec.key not in misspelt and spec.key not in node.value:
+                hint = spec.when_missing(node.value, what) if spec.when_missing else ""
                 problems.add(
-                    node.file, node.line, f'{label} is missing the required key "{spec.key}"'
+                    node.file,
+                    node.line,
+                    f'{label} is missing the required key "{spec.key}"{hint}',
                 )
         return Record(node, values, len(problems.items) == before, self)
 

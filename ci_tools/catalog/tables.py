@@ -1,4 +1,5 @@
-"""The shape of `catalog.yaml` and `runners.yaml`, each key declared once (see `shape.py`).
+"""The shape of `catalog.yaml` and `runners.yaml`, each key declared once (see `shape.py`);
+`settings.py` declares `ci-tools.yaml` with the same kinds.
 
 The loaders check files against these, `python3 -m ci_tools.catalog.schema` writes the JSON
 Schemas from them and `ci-tools generate` the README's key reference.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from ci_tools.catalog import grammar as g
 from ci_tools.catalog.scalars import Bool, Enum, Int, Text, Version
 from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Table
+from ci_tools.catalog.upstream import missing_hash_hint
 
 LINUX = ("x86_64-linux", "aarch64-linux")
 PLATFORMS = (*LINUX, "aarch64-darwin")
@@ -39,7 +41,8 @@ PACKAGE = Table(
             "requires",
             Text(g.PACKAGE_NAME),
             "The package it builds against: the variant of that package with the same name "
-            "suffix (torchvision-X uses pytorch-X).",
+            "suffix (torchvision-X uses pytorch-X). Every package but torch has one; torch "
+            "has none.",
         ),
     ),
 )
@@ -97,7 +100,7 @@ GPU = Table(
         Field("min_cuda", Version(), "The lowest CUDA (major.minor) that compiles it."),
         Field("max_cuda", Version(), "The highest CUDA (major.minor) that compiles it."),
         Field("isas", NAMES, "The only CPU ISAs it pairs with.", default_doc="every ISA"),
-        Field("cudnn", Bool(), "Build with cuDNN (9.11+ dropped capability < 7.5).", default=True),
+        Field("cudnn", Bool(), "Build with cuDNN (9.12+ refuses capability < 7.5).", default=True),
     ),
 )
 
@@ -125,12 +128,20 @@ NIXPKGS = Table(
 CUDA = Field("cuda", Version(), "The CUDA version (12.9.1); major.minor names packages.", True)
 CUDA_PACKAGES = Field(
     "cuda_packages",
-    Text(g.CUDA_PACKAGES, hint="must be a nixpkgs attribute like cudaPackages_12_9"),
+    Text(
+        g.CUDA_PACKAGES,
+        hint="must be a versioned nixpkgs attribute like cudaPackages_12_9 or cudaPackages_13 "
+        "(the bare cudaPackages is what nix/nixpkgs.nix redefines: it would recurse for ever)",
+    ),
     "The nixpkgs CUDA set for that CUDA, or an alias the pin has (cudaPackages_13).",
     True,
 )
 MIN_DRIVER = Field(
-    "min_driver", Int(0, 9999), "The lowest NVIDIA driver that runs its builds (550).", True
+    "min_driver",
+    Int(0, 9999),
+    "The lowest NVIDIA driver branch that runs its builds (580 for CUDA 13.0), from NVIDIA's "
+    "table of CUDA toolkits and driver versions; `detect` compares the driver's major version.",
+    True,
 )
 ALLOW_BROKEN = Field(
     "allow_broken",
@@ -165,6 +176,7 @@ SOURCE = Table(
             ),
             "The SRI hash of its GitHub source.",
             True,
+            when_missing=missing_hash_hint,
         ),
     ),
 )
@@ -217,7 +229,14 @@ def _branch(form: str, marker: str, own: tuple[Field, ...], variant_set: Table) 
             ),
             Field(
                 "python",
-                ListOf(Version(g.PYTHON), non_empty=True, unique=True),
+                ListOf(
+                    Version(
+                        g.PYTHON,
+                        hint=f"is not a Python the nixpkgs pins have ({', '.join(g.PIN_PYTHONS)})",
+                    ),
+                    non_empty=True,
+                    unique=True,
+                ),
                 "The Python versions it builds for.",
                 True,
             ),
@@ -268,6 +287,13 @@ CATALOG = Table(
     label="the catalog",
     doc="Every variant this repository builds: packages, CPU ISAs, GPUs, branches.",
     fields=(
+        Field(
+            "org",
+            Text(g.ORG),
+            "The Flox organisation its variants are published to: `detect` and the selector "
+            "page print `flox install ORG/NAME`.",
+            default_doc="none: install lines say `<org>`",
+        ),
         Field(
             "packages",
             _named(g.PACKAGE_NAME, PACKAGE, "package names to packages", "package"),

@@ -18,6 +18,7 @@ from ci_tools.catalog.model import (
     Kind,
     Package,
     Platform,
+    Published,
     Toolkit,
     VariantSet,
     version_key,
@@ -161,6 +162,8 @@ def check_variants(catalog: Catalog, problems: Problems) -> None:
 
 
 def _expand_branch(catalog: Catalog, branch: Branch, problems: Problems) -> list[Variant]:
+    if branch.published:
+        return [_published_variant(catalog, branch, p) for p in branch.published]
     file = catalog.display_name
     found: list[Variant] = []
     for package_name, variant_set in branch.variants.items():
@@ -255,6 +258,21 @@ def _darwin_variant(
         gpu=None,
         isa=None,
         line=variant_set.darwin_line,
+    )
+
+
+def _published_variant(catalog: Catalog, branch: Branch, published: Published) -> Variant:
+    """A recipe's variant; its facts were checked when its name was (plan.discovery)."""
+    return Variant(
+        name=published.name,
+        package=catalog.packages[published.package],
+        branch=branch,
+        python=published.python,
+        kind=published.kind,
+        gpu=catalog.gpus[published.sm] if published.sm is not None else None,
+        isa=catalog.isas[published.isa] if published.isa is not None else None,
+        line=0,
+        toolkit=branch.toolkit(published.toolkit) if published.toolkit is not None else None,
     )
 
 

@@ -5,19 +5,22 @@ marks; the values are built here from those nodes, under YAML 1.2's core schema:
 float, `no` a string, and only `true`/`false` are booleans. Each mapping and list keeps the
 line of every key, value and item, so that `Node` can say `catalog.yaml:42: ...`. Refused
 while reading: duplicate keys, an anchor defined twice, explicit tags, numbers over
-MAX_DIGITS digits, nesting deeper than MAX_DEPTH, and keys that are lists or mappings.
+MAX_DIGITS digits, nesting deeper than MAX_DEPTH, more than MAX_NODES values, and keys that
+are lists or mappings.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import functools
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ci_tools.base import bounded
 from ci_tools.base.errors import CiToolsError, Problem, SourceError
 
 
@@ -150,21 +153,20 @@ class Node:
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 32
 MAX_DIGITS = 100
+MAX_NODES = 20_000  # values of all kinds; this repository's catalog holds under 600
 
 
 def load_yaml(path: Path, display_name: str | None = None) -> Node:
     """Load one YAML file; a syntax error becomes a SourceError naming file:line."""
     name = display_name or str(path)
     try:
-        # Only a regular file: a FIFO or a device would block the read, or never end.
-        mode = path.stat().st_mode
-        if not stat.S_ISREG(mode):
-            raise SourceError([Problem(name, 1, "not a regular file (a folder, FIFO or device)")])
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
-        text = path.read_text(encoding="utf-8")
+        # Only a regular file, and only so much of it (`bounded`): a FIFO or a device would
+        # block the read, or never end.
+        text = bounded.read_text(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise SourceError([Problem(name, 1, "file not found")]) from None
+    except bounded.RefusedInput as exc:
+        raise SourceError([Problem(name, 1, str(exc))]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SourceError([Problem(name, 1, f"cannot read: {exc}")]) from None
     return parse_yaml(text, name)
@@ -179,20 +181,48 @@ def parse_yaml(text: str, name: str) -> Node:
 
 
 def _compose(text: str, name: str) -> Any:
-    """libyaml's node graph of the one document in `text` (None when it is empty)."""
+    """libyaml's node graph of the one document in `text` (None when it is empty), after a
+    cheap pass over its events refuses nesting deeper than MAX_DEPTH (the composer recurses)
+    and more than MAX_NODES values (each node costs Python objects: 4 MB took a minute)."""
+    parser = _parser_class()
+    with _syntax_errors(text, name):
+        depth = nodes = 0
+        events = parser(text)
+        while (event := events.get_event()) is not None:
+            kind = type(event).__name__
+            depth += (kind in _OPENS) - (kind in _CLOSES)
+            nodes += kind in _OPENS or kind in ("ScalarEvent", "AliasEvent")
+            if depth > MAX_DEPTH or nodes > MAX_NODES:
+                why = (
+                    f"nested deeper than {MAX_DEPTH} levels"
+                    if depth > MAX_DEPTH
+                    else f"holds more than {MAX_NODES} values"
+                )
+                raise SourceError([Problem(name, event.start_mark.line + 1, why)])
+        return parser(text).get_single_node()
+
+
+_OPENS = frozenset({"SequenceStartEvent", "MappingStartEvent"})
+_CLOSES = frozenset({"SequenceEndEvent", "MappingEndEvent"})
+
+
+@functools.cache
+def _parser_class() -> Any:
     try:
         from ruamel.yaml.cyaml import CParser
-        from ruamel.yaml.error import MarkedYAMLError, YAMLError
-        from ruamel.yaml.reader import ReaderError
+        from ruamel.yaml.tag import Tag
     except ImportError:  # a broken install, not bad input
         raise CiToolsError(
             "ruamel.yaml's C parser is not installed: pip install 'ruamel.yaml.clib>=0.2.12'"
         ) from None
 
     class Parser(CParser):  # type: ignore[misc]
-        # libyaml asks for a tag for every untagged node: one that says "implicit".
-        def resolve(self, kind: type, value: object, implicit: tuple[bool, bool]) -> str:
-            return _PLAIN if kind.__name__ == "ScalarNode" and implicit[0] else _IMPLICIT
+        # libyaml asks for a tag for every untagged node: one that says "implicit". The same
+        # Tag object every time: a new one per node would cost more than the node itself.
+        plain, implicit = Tag(suffix=_PLAIN), Tag(suffix=_IMPLICIT)
+
+        def resolve(self, kind: type, value: object, implicit: tuple[bool, bool]) -> Any:
+            return self.plain if kind.__name__ == "ScalarNode" and implicit[0] else self.implicit
 
         def descend_resolver(self, *_: object) -> None:
             return None
@@ -200,8 +230,17 @@ def _compose(text: str, name: str) -> Any:
         def ascend_resolver(self, *_: object) -> None:
             return None
 
+    return Parser
+
+
+@contextlib.contextmanager
+def _syntax_errors(text: str, name: str) -> Iterator[None]:
+    """libyaml's errors as SourceErrors naming file:line."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.reader import ReaderError
+
     try:
-        return Parser(text).get_single_node()
+        yield
     except MarkedYAMLError as exc:
         raise SourceError(
             [Problem(name, _mark_line(exc), f"malformed YAML: {_reason(exc)}")]
@@ -279,11 +318,12 @@ class _Builder:
     def value(self, node: Any) -> Any:
         if id(node) in self.built:
             return self.built[id(node)]
-        if node.tag not in (_PLAIN, _IMPLICIT):
+        plain = node.ctag is _parser_class().plain
+        if not plain and node.ctag is not _parser_class().implicit:
             tag = re.sub(r"^tag:yaml\.org,2002:", "!!", str(node.tag))
             raise self._refuse(node, f'explicit YAML tag "{tag}" is not allowed')
         if isinstance(node.value, str):
-            return plain_scalar(node.value) if node.tag == _PLAIN else node.value
+            return plain_scalar(node.value) if plain else node.value
         if node.id == "sequence":
             items = self.built[id(node)] = Sequence(node.start_mark.line + 1)
             for item in node.value:
@@ -311,57 +351,34 @@ class _Builder:
         return self.value(node)
 
 
-_LONG_NUMBER = re.compile(rf"[0-9][0-9_]{{{MAX_DIGITS},}}")
-
-
+# Anchored at the start of a run of digits, so each run is scanned once.
+_LONG_NUMBER = re.compile(rf"(?<![0-9_])[0-9][0-9_]{{{MAX_DIGITS},}}")
 # YAML 1.1 parsers (libyaml) read these as line breaks, YAML 1.2 ones (editors) do not.
 _BREAKS_IN_DISPUTE = re.compile("[\x85\u2028\u2029]")
 
 
 def _check_text(text: str, name: str) -> None:
-    """Refuse, before parsing, what the parser would choke on (huge numbers, deep nesting)
-    or read otherwise than an editor does."""
+    """Refuse, before parsing, what the parser would choke on (huge numbers) or read
+    otherwise than an editor does. Whole-text searches: no cost per line."""
     if len(text) > MAX_FILE_BYTES:
         raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
-    for number, content in enumerate(text.split("\n"), start=1):
-        if _LONG_NUMBER.search(content):
-            raise SourceError([Problem(name, number, f"a number longer than {MAX_DIGITS} digits")])
-        disputed = _BREAKS_IN_DISPUTE.search(content)
-        if disputed:
-            code = ord(disputed.group())
-            raise SourceError(
-                [
-                    Problem(
-                        name,
-                        number,
-                        f"holds U+{code:04X}, which YAML 1.1 reads as a line break and YAML 1.2 "
-                        "as a character: remove it",
-                    )
-                ]
+    problems = []
+    number = _LONG_NUMBER.search(text)
+    if number:
+        problems.append((number.start(), f"a number longer than {MAX_DIGITS} digits"))
+    disputed = _BREAKS_IN_DISPUTE.search(text)
+    if disputed:
+        code = ord(disputed.group())
+        problems.append(
+            (
+                disputed.start(),
+                f"holds U+{code:04X}, which YAML 1.1 reads as a line break and YAML 1.2 as a "
+                "character: remove it",
             )
-    deep = _deepest_line(text)
-    if deep:
-        raise SourceError([Problem(name, deep, f"nested deeper than {MAX_DEPTH} levels")])
-
-
-def _deepest_line(text: str) -> int:
-    """The first line where flow brackets or indentation nest deeper than MAX_DEPTH, or 0.
-
-    An estimate over the raw text (quotes are not parsed), so it is generous: 2 * MAX_DEPTH
-    brackets or 4 * MAX_DEPTH columns of indentation; `_check_depth` is the exact check.
-    """
-    depth = 0
-    for number, line in enumerate(text.split("\n"), start=1):
-        for char in line:
-            if char in "[{":
-                depth += 1
-                if depth > 2 * MAX_DEPTH:
-                    return number
-            elif char in "]}":
-                depth = max(0, depth - 1)
-        if len(line) - len(line.lstrip(" ")) > 4 * MAX_DEPTH:
-            return number
-    return 0
+        )
+    if problems:
+        at, message = min(problems)
+        raise SourceError([Problem(name, text.count("\n", 0, at) + 1, message)])
 
 
 def _check_depth(data: object, name: str) -> None:

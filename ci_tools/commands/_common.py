@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import re
+import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ci_tools.base import digits
 from ci_tools.base.errors import InputError, printable
 from ci_tools.catalog import grammar, layout
 from ci_tools.catalog.load import load_catalog
@@ -19,7 +20,23 @@ def add_catalog_option(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="PATH",
-        help=f"the catalog file (default: {layout.CATALOG} in the current directory)",
+        help=f"the catalog file (default: {layout.CATALOG} in the current directory; without "
+        f"one, the names of the recipes under {layout.PKGS_DIR}/, the built-in facts and "
+        f"{layout.SETTINGS})",
+    )
+
+
+# Every command's default branch, in the same words (`generate` adds one rule of its own).
+BRANCH_DEFAULT = (
+    "default: the checked-out git branch if the catalog has it; on a detached HEAD the "
+    "branch GITHUB_BASE_REF, GITHUB_HEAD_REF or GITHUB_REF names; else main. Without a "
+    "catalog: the checked-out or so named branch"
+)
+
+
+def add_branch_option(parser: argparse.ArgumentParser, what: str = "the branch") -> None:
+    parser.add_argument(
+        "--branch", metavar="B", type=branch_name, help=f"{what} ({BRANCH_DEFAULT})"
     )
 
 
@@ -28,14 +45,39 @@ def catalog_path(args: argparse.Namespace) -> Path:
     return path if path is not None else Path.cwd() / layout.CATALOG
 
 
-def load(args: argparse.Namespace) -> Catalog:
+def load_file(args: argparse.Namespace) -> Catalog:
+    """The catalog file itself: `generate` renders from nothing else."""
     path = catalog_path(args)
     if not path.is_file():
         raise InputError(
-            f"{path}: no catalog here; run ci-tools in the build repository's root "
-            "or pass --catalog PATH"
+            f"{path}: no catalog: `generate` renders recipes from {layout.CATALOG}, which this "
+            f"repository does not have; its hand-written recipes under {layout.PKGS_DIR}/ "
+            "are its own (every other command works from their names). Pass --catalog PATH "
+            "to render from a catalog elsewhere"
         )
     return load_catalog(path, display_name=_display(path))
+
+
+def load(args: argparse.Namespace) -> Catalog:
+    """The catalog; in a repository without one (and no --catalog), the catalog its recipes'
+    names make, with the built-in facts and the settings file (`catalog.named`)."""
+    path = catalog_path(args)
+    if path.is_file():
+        return load_catalog(path, display_name=_display(path))
+    if getattr(args, "catalog", None) is not None:
+        raise InputError(f"--catalog {path}: no such file")
+    # Imported here: only a repository without a catalog pays for git and discovery.
+    from ci_tools.catalog.settings import load_settings
+    from ci_tools.plan.checkout import Checkout
+    from ci_tools.plan.source import named_catalog
+
+    root = Path.cwd()
+    return named_catalog(
+        Checkout(root=root),
+        branch=getattr(args, "branch", None),
+        env=os.environ,
+        settings=load_settings(root),
+    )
 
 
 def _display(path: Path) -> str:
@@ -59,11 +101,14 @@ def current_git_branch(cwd: Path) -> str | None:
 
 
 def default_branch(catalog: Catalog, cwd: Path) -> str:
-    """The current git branch if the catalog has it, else `main`."""
-    current = current_git_branch(cwd)
-    if current is not None and current in catalog.branches:
-        return current
-    return "main"
+    """The branch a command works on without --branch (BRANCH_DEFAULT); a catalog made from
+    recipe names has one branch, already the checked-out (or named) one."""
+    if len(catalog.branches) == 1 and next(iter(catalog.branches.values())).published:
+        return next(iter(catalog.branches))
+    from ci_tools.plan.checkout import Checkout
+    from ci_tools.plan.source import catalog_branch
+
+    return catalog_branch(catalog.branches, Checkout(root=cwd), os.environ)
 
 
 def branch_name(text: str) -> str:
@@ -80,11 +125,21 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: a whole number (ASCII digits) from `low` to `high`."""
 
     def parse(text: str) -> int:
-        if not re.fullmatch(r"[0-9]{1,9}", text.strip(), re.ASCII):
-            raise argparse.ArgumentTypeError(f"{printable(text)!r} is not a whole number")
-        value = int(text)
+        value = digits.whole(text.strip(), max_digits=9)
+        if value is None:
+            raise argparse.ArgumentTypeError(
+                f"{printable(digits.shown(text))!r} is not a whole number"
+            )
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
         return value
 
     return parse
+
+
+def org_name(text: str) -> str:
+    """`--org` is printed into `flox install ORG/NAME`: a FloxHub handle, nothing a shell reads."""
+    why = grammar.ORG.problem(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{printable(text)!r} {why}")
+    return text

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ci_tools.build.results import Route
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
 from ci_tools.catalog.variants import Variant
+from ci_tools.commands import _planning
 from ci_tools.plan import matrix, runners
 from ci_tools.plan.runners import Inventory
 
@@ -20,15 +20,7 @@ from ci_tools.plan.runners import Inventory
 SIGNING_KEY_ENV = "CI_TOOLS_SIGNING_KEY"
 
 
-def add_runners_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--runners",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help=f"the runner inventory (default: {layout.RUNNERS} in the current directory if "
-        "present, else one pool per platform with the default labels)",
-    )
+add_runners_option = _planning.add_runners_option
 
 
 def for_catalog(args: argparse.Namespace, catalog: Catalog, cwd: Path) -> Inventory:

@@ -3,38 +3,42 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ci_tools.base import proc
+from ci_tools.base import fsutil, proc
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
 from ci_tools.build.results import ResultRecord
 from ci_tools.catalog.variants import Variant
+
+# Where build and test write result records and publish reads them, unless told otherwise.
+DEFAULT_RESULTS = Path("results")
 
 
 def add_record_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results",
         type=Path,
+        default=DEFAULT_RESULTS,
         metavar="DIR",
-        help="write each variant's record to DIR/<variant>.result.json",
+        help="write each variant's record to DIR/<variant>.result.json "
+        f"(default: {DEFAULT_RESULTS}, the folder `ci-tools publish` reads)",
     )
     parser.add_argument(
         "--result-json",
         type=Path,
         metavar="PATH",
-        help="write the record of the one variant to PATH",
+        help="also write the record of the one variant to PATH",
     )
 
 
 def record_paths(args: argparse.Namespace, variant: str, count: int) -> list[Path]:
     """The files `variant`'s record goes to; `count` is how many variants the call names."""
-    paths: list[Path] = []
-    if args.results is not None:
-        paths.append(results.result_path(args.results, variant))
+    paths = [results.result_path(args.results, variant)]
     if args.result_json is not None:
         if count != 1:
             raise InputError("--result-json PATH takes one variant; with several use --results DIR")
@@ -73,6 +77,30 @@ def check_writable(paths: Sequence[Path]) -> None:
             ) from None
         if path.is_dir():
             raise InputError(f"{path}: is a folder, not a result record file")
+
+
+# Space set aside beside each record while its build or test runs (`fsutil.reserve_space`):
+# a record with its log tail is tens of kilobytes, so a disk that fills up during an hours-long
+# build still takes the record of its outcome.
+RECORD_RESERVE_BYTES = 1 << 20
+
+
+@contextlib.contextmanager
+def reserved(paths: Sequence[Path]) -> Iterator[None]:
+    """Set space aside for each record while the work runs; give back what is left after."""
+    try:
+        for path in paths:
+            try:
+                fsutil.reserve_space(path, RECORD_RESERVE_BYTES)
+            except OSError as exc:
+                raise InputError(
+                    f"{path}: cannot set {RECORD_RESERVE_BYTES} bytes aside for the record in "
+                    f"{path.parent}: {exc.strerror or exc}"
+                ) from None
+        yield
+    finally:
+        for path in paths:
+            fsutil.release_space(path)
 
 
 def new_record(variant: Variant, *, commit: str | None, runner: str) -> ResultRecord:

@@ -19,7 +19,7 @@ from ci_tools.build.results import BuildOutcome, CacheOutcome, CacheStatus, Stat
 from ci_tools.catalog import variants
 from ci_tools.catalog.variants import Variant
 from ci_tools.commands import _fleet, _results
-from ci_tools.commands._common import add_catalog_option, default_branch, load
+from ci_tools.commands._common import add_branch_option, add_catalog_option, default_branch, load
 from ci_tools.plan.runners import BinaryCache
 
 
@@ -30,9 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="VARIANT",
         help="variants to build; a stack builds base first",
     )
-    parser.add_argument(
-        "--branch", help="the catalog branch (default: the current git branch, else main)"
-    )
+    add_branch_option(parser)
     _results.add_record_options(parser)
     _fleet.add_runners_option(parser)
     add_catalog_option(parser)
@@ -100,9 +98,10 @@ def run(args: argparse.Namespace) -> int:
         print(describe(variant.name, outcome), flush=True)
         _results.save(records[variant.name].with_build(outcome), paths[variant.name])
 
-    outcomes = flox_build.build_variants(
-        chosen, flox_build.Builder(flox=flox, cwd=cwd, env=env), on_start=started, on_end=ended
-    )
+    with _results.reserved([p for group in paths.values() for p in group]):
+        outcomes = flox_build.build_variants(
+            chosen, flox_build.Builder(flox=flox, cwd=cwd, env=env), on_start=started, on_end=ended
+        )
     failed = any(outcome.status is not Status.PASSED for _, outcome in outcomes)
     for name in not_pushed:
         print(f"built, not pushed: {name}: its test leg cannot substitute it", flush=True)

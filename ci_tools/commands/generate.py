@@ -2,21 +2,24 @@
 
 Everything is rendered and validated in memory first; only then is anything written, in one
 transaction (`generated.apply`): on any failure nothing changed, and a run killed half-way is
-finished or undone by the next. `--check` writes nothing and fails naming every file that
-differs and anything an interrupted run left behind.
+finished or undone by the next. Runs on one folder take turns (`fsutil.locked`). `--check`
+writes nothing and fails naming every file that differs and anything an interrupted run left
+behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ci_tools.base import bounded, fsutil
 from ci_tools.base.errors import EXIT_OK, FailedError, InputError
 from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
 from ci_tools.commands import _common
-from ci_tools.render import generated, readme, recipes
+from ci_tools.render import branchguard, generated, readme, recipes
 
 if TYPE_CHECKING:
     import jinja2
@@ -26,10 +29,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
     parser.add_argument(
         "--branch",
-        default=None,
+        metavar="B",
         type=_common.branch_name,
-        help="the catalog branch to render (default: the current git branch if the catalog "
-        "has it, else main)",
+        help="the catalog branch to render (default: the checked-out git branch if the "
+        "catalog has it, else the branch its recipes were rendered for, else main); "
+        "rendering another branch than the checked-out one into the repository's recipes is "
+        "refused: switch branch first, or use --out",
     )
     parser.add_argument(
         "--out",
@@ -49,30 +54,72 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise InputError(f"--out {args.out}: not a folder")
-    catalog = _common.load(args)
+    catalog = _common.load_file(args)
     root = _common.catalog_path(args).resolve().parent
-    branch = args.branch or _common.default_branch(catalog, Path.cwd())
-    catalog.branch(branch)  # an unknown branch is bad input that lists the known ones
     out_dir: Path = args.out if args.out is not None else Path(layout.PKGS_DIR)
+    branch = _branch(args, catalog, root, out_dir)
+    # Where writes may land once symlinks are resolved: the checkout, or the folder named.
+    roots = (out_dir,) if args.out is not None else (Path.cwd(),)
 
     env = recipes.environment(root / layout.TEMPLATES_DIR)
     files = recipes.render_branch(catalog, branch, env)
-    plan = generated.plan(out_dir, files)
-    readme_update = _readme_update(root, out_dir, catalog, env)
-
     if args.check:
-        return _check(plan, readme_update, branch)
-    recovered = generated.apply(plan, also=[readme_update] if readme_update is not None else [])
+        with _locked(out_dir, shared=True):
+            plan = generated.plan(out_dir, files)
+            return _check(plan, _readme_update(root, out_dir, catalog, env), branch)
+    generated.prepare(out_dir, roots)
+    with _locked(out_dir, shared=False):
+        recovered = generated.recover(out_dir, files, roots)
+        plan = generated.plan(out_dir, files)
+        readme_update = _readme_update(root, out_dir, catalog, env)
+        generated.apply(plan, also=[readme_update] if readme_update else [], roots=roots)
     for line in recovered:
         print(f"generate: {line}")
     written = len(plan.missing) + len(plan.stale)
     print(
-        f"generate: branch {branch}: {recipes.recipe_count(files)} recipes and "
-        f"{len(files) - recipes.recipe_count(files)} lib files in {out_dir}: {written} written, "
+        f"generate: branch {branch}: {recipes.recipe_count(files)} recipes in {out_dir}: "
+        f"{written} written, "
         f"{plan.unchanged} unchanged, {len(plan.extra)} removed"
         + (f"; updated {readme_update[0].name}" if readme_update is not None else "")
     )
     return EXIT_OK
+
+
+def _locked(out_dir: Path, *, shared: bool) -> contextlib.AbstractContextManager[None]:
+    """One generate at a time on a folder (a --check reads while none writes): runs on one
+    folder are serialised, so it always ends as the rendering of the last one."""
+    if shared and not out_dir.is_dir():
+        return contextlib.nullcontext()
+    return fsutil.locked(
+        out_dir, shared=shared, say=lambda line: print(f"generate: {line}", flush=True)
+    )
+
+
+MAX_README_BYTES = 4 << 20
+
+
+def _branch(args: argparse.Namespace, catalog: Catalog, root: Path, out_dir: Path) -> str:
+    """The branch to render; refused (exit 2) where it would replace another branch's recipes
+    in the checkout (`branchguard`). `--check` writes nothing, so it is never refused."""
+    own_folder = root / layout.PKGS_DIR
+    checked_out = _common.current_git_branch(root)
+    recipes_of = branchguard.recipe_branches(own_folder)
+    branch: str = args.branch or branchguard.default_branch(
+        catalog.branches, checked_out, recipes_of
+    )
+    catalog.branch(branch)  # an unknown branch is bad input that lists the known ones
+    if args.check or out_dir.resolve() != own_folder.resolve():
+        return branch
+    problem = branchguard.problem(
+        rendered=branch,
+        checked_out=checked_out,
+        catalog_branches=catalog.branches,
+        recipes_of=recipes_of,
+        folder=layout.PKGS_DIR,
+    )
+    if problem is not None:
+        raise InputError(problem)
+    return branch
 
 
 def _readme_update(
@@ -87,7 +134,10 @@ def _readme_update(
     path = root / layout.README
     if out_dir.resolve() != (root / layout.PKGS_DIR).resolve() or not path.is_file():
         return None
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = bounded.read_text(path, MAX_README_BYTES)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read it: {exc}") from None
     new_text = readme.splice(text, readme.render_blocks(catalog, env), layout.README)
     return None if new_text == text else (path, new_text)
 

@@ -1,11 +1,26 @@
-"""`ci-tools mark-green`: record a stack's input fingerprint as green on the built commit.
+"""`ci-tools mark-green`: record a stack's input fingerprint as green (`plan.statuses`).
 
-The test job runs it after the stack's tests pass, with the entry's `name` and `fingerprint`
-from the matrix and the stack's records (`--results`): a stack is marked only when every
-record proves its variant as the publish policy asks (a check that ran, or where the fleet
-cannot run it, static proofs; never a stack whose checks proved nothing). It needs
-GITHUB_TOKEN (or GH_TOKEN) with `statuses: write` and GITHUB_REPOSITORY; it honours
-GITHUB_API_URL. The commit is `--commit`, else GITHUB_SHA.
+The test leg runs it after the stack's tests pass, in its checkout, with the matrix entry's
+`name`, `fingerprint` and (optionally) `packages`, and the stack's records:
+
+    ci-tools mark-green --stack NAME --fingerprint KIND-HEX --results DIR [--branch B] [PACKAGE ...]
+
+A stack is marked only when every record in DIR proves its variant as the publish policy
+(`build/policy.py`) asks: a check that ran, or where the fleet cannot run it, the static
+proofs; never a stack whose checks proved nothing (exit 1, nothing written).
+
+Before writing it checks what it records (exit 2 otherwise, nothing written): the entry must
+be one the matrix makes for the branch, and the fingerprint must be its current one at the
+checked-out commit, of the same kind (`plan.recompute`).
+
+Where: `--commit`, else, on a pull request, the pull request's head commit (from the event
+payload: GitHub's merge commit, which the run checks out, is reached by no later run), else
+GITHUB_SHA. Needs GITHUB_TOKEN (or GH_TOKEN) with `statuses: write` and GITHUB_REPOSITORY;
+honours GITHUB_API_URL. Where the token is read-only (a fork's or Dependabot's pull request)
+it writes nothing and says so; where GitHub refuses or fails, too: exit 0 with a notice, since
+a green not recorded costs a later rebuild and must not fail a leg that built and tested.
+One request, retried within `POLICY`'s bounds (under a minute), and never past a rate
+limit's reset: a leg does not wait an hour for GITHUB_TOKEN's 1,000 requests an hour.
 """
 
 from __future__ import annotations
@@ -13,58 +28,80 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ci_tools.base import ghoutput, github_api
+from ci_tools.base import digits, ghevent, ghoutput
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.plan import statuses
+from ci_tools.commands import _common, _planning
+from ci_tools.plan import kinds, statuses
 
-POLICY = RetryPolicy()
+if TYPE_CHECKING:
+    from ci_tools.plan.matrix import Entry
+
+POLICY = RetryPolicy(attempts=3, total_seconds=60.0, initial_seconds=2.0, max_seconds=20.0)
 _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    _common.add_catalog_option(parser)
     parser.add_argument("--stack", required=True, metavar="NAME", help="the matrix entry's name")
     parser.add_argument(
-        "--fingerprint", required=True, metavar="HEX", help="the matrix entry's fingerprint"
+        "--fingerprint",
+        required=True,
+        metavar="KIND-HEX",
+        help="the matrix entry's fingerprint; checked against the entry's current one",
     )
     parser.add_argument(
-        "--commit", metavar="SHA", help="the commit that was built (default: $GITHUB_SHA)"
+        "packages",
+        nargs="*",
+        metavar="PACKAGE",
+        help="the entry's packages, in the matrix's order (default: the branch's whole stack)",
     )
     parser.add_argument(
         "--results",
         type=Path,
         required=True,
         metavar="DIR",
-        help="the stack's result records: each must prove its variant (publish policy)",
+        help="the stack's result records: each must prove its variant (the publish policy)",
     )
+    parser.add_argument(
+        "--commit",
+        metavar="SHA",
+        help="the commit to record it on (default: a pull request's head commit, from the "
+        "event; else $GITHUB_SHA)",
+    )
+    _planning.add_branch_option(parser)
+    _planning.add_ignore_option(parser)
+    _planning.add_runners_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     env = os.environ
-    for problem in (
-        statuses.check_stack(args.stack),
-        statuses.check_fingerprint(args.fingerprint),
-    ):
-        if problem is not None:
-            raise InputError(problem)
-    commit = (args.commit or env.get("GITHUB_SHA", "")).strip()
-    if not _COMMIT.fullmatch(commit):
-        raise InputError(
-            f'--commit "{commit}" is not a full commit id (40 hex digits): pass the built '
-            "commit, or run where GITHUB_SHA is set"
-            if commit
-            else "no commit: pass --commit SHA, or run where GITHUB_SHA is set"
+    kind = _check_arguments(args)
+    commit = _commit(args.commit, env)
+    read_only = ghevent.read_only_reason(env)
+    if read_only is not None:
+        ghoutput.notice(
+            f"mark-green: {statuses.context(args.stack)} not recorded: {read_only}; the next "
+            "trusted run builds it again",
+            env,
         )
-    _require_proof(args.results)
+        return 0
+    entry = _check_current(args, env, kind)
+    _require_proof(args.results, entry.packages, entry.placement.test.value)
+    from ci_tools.base import github_api
+
     settings = github_api.settings_from_env(env)
     api = github_api.connect_lazy(settings, POLICY, lambda line: ghoutput.notice(line, env))
-    target_url = _run_url(env)
-    statuses.mark_green(
-        api, commit=commit, stack=args.stack, fingerprint=args.fingerprint, target_url=target_url
+    refused = statuses.mark_green(
+        api, commit=commit, stack=args.stack, fingerprint=args.fingerprint, target_url=_url(env)
     )
+    if refused is not None:
+        ghoutput.notice(f"mark-green: {settings.redact(refused)}", env)
+        return 0
     print(
         f"ci-tools: {statuses.context(args.stack)} is green at {commit[:12]}: "
         f"{statuses.description(args.fingerprint)}"
@@ -72,26 +109,78 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _require_proof(folder: Path) -> None:
-    """FailedError (exit 1) unless every record in `folder` proves its variant, each by the
-    route its test leg recorded."""
+def _require_proof(folder: Path, packages: Sequence[str], scope: str) -> None:
+    """FailedError (exit 1) unless `folder` holds a record of each of the stack's packages
+    that proves it as the publish policy asks, the fleet being able to do `scope` for the
+    stack (its route from runners.yaml now, not one a record names)."""
     from ci_tools.build import policy, results
 
+    found = {record.variant: record for record in results.load_dir(folder)}
     unproven = []
-    for record in results.load_dir(folder):
-        route = record.test.route if record.test is not None else None
-        verdict = policy.judge(record, route.scope if route is not None else "static")
+    for name in packages:
+        verdict = policy.judge(found.get(name), scope)
         if not verdict.allowed:
-            unproven.append(f"{record.variant} ({verdict.why})")
+            unproven.append(f"{name} ({verdict.why})")
     if unproven:
         raise FailedError("not marked green: " + "; ".join(unproven))
 
 
-def _run_url(env: Mapping[str, str]) -> str | None:
+def _check_arguments(args: argparse.Namespace) -> kinds.FingerprintKind:
+    for problem in (
+        statuses.check_stack(args.stack),
+        statuses.check_fingerprint(args.fingerprint),
+    ):
+        if problem is not None:
+            raise InputError(problem)
+    kind = kinds.kind_of(args.fingerprint)
+    assert kind is not None  # checked above
+    return kind
+
+
+def _commit(given: str | None, env: Mapping[str, str]) -> str:
+    commit = (given or ghevent.pull_request_head(env) or env.get("GITHUB_SHA", "")).strip()
+    if not _COMMIT.fullmatch(commit):
+        raise InputError(
+            f'--commit "{commit}" is not a full commit id (40 hex digits): pass the commit to '
+            "record it on, or run where GITHUB_SHA is set"
+            if commit
+            else "no commit: pass --commit SHA, or run where GITHUB_SHA is set"
+        )
+    return commit
+
+
+def _check_current(
+    args: argparse.Namespace, env: Mapping[str, str], kind: kinds.FingerprintKind
+) -> Entry:
+    """Exit 2 unless the fingerprint is the entry's current one at the checked-out commit."""
+    from ci_tools.plan.checkout import Checkout
+    from ci_tools.plan.recompute import current_fingerprint, find_entry
+
+    cwd = Path.cwd()
+    checkout = Checkout(root=cwd)
+    source = _planning.variants(args, env, checkout)
+    inventory = _planning.inventory(args.runners, cwd, source.sms, source.cpu_flags)
+    entry = find_entry(source, inventory, args.stack, args.packages)
+    current = current_fingerprint(checkout, source, entry, kind)
+    if current != args.fingerprint:
+        raise InputError(
+            f"--fingerprint {args.fingerprint} is not the current fingerprint of {args.stack} "
+            f"at this commit ({current}): nothing recorded. A matrix planned at another "
+            "commit, or a Nix whose `nix-instantiate --parse` prints differently from the "
+            "plan job's, gives another fingerprint"
+        )
+    return entry
+
+
+def _url(env: Mapping[str, str]) -> str | None:
     """The workflow run that proved it green, for the status's link."""
     server = env.get("GITHUB_SERVER_URL", "").rstrip("/")
     repository = env.get("GITHUB_REPOSITORY", "")
     run_id = env.get("GITHUB_RUN_ID", "")
-    if server.startswith("https://") and repository and run_id.isdigit():
+    if (
+        server.startswith("https://")
+        and repository
+        and digits.whole(run_id, max_digits=20) is not None
+    ):
         return f"{server}/{repository}/actions/runs/{run_id}"
     return None

@@ -7,13 +7,18 @@ each entry carries its stack's input fingerprint (`fingerprint`), and `--until-g
 `--since REF` keep the stacks that need a build (`plan.schedule`); without them the entries
 have no `fingerprint` and neither git nor Nix is asked more than the branch needs. The runner inventory (`runners.yaml`, optional) says where each entry
 builds and what its test can check. stdout is the matrix, one entry per line;
-`--github-output` also writes it compact to `$GITHUB_OUTPUT`, sharded by 256 entries.
+`--github-output` also writes it compact to `$GITHUB_OUTPUT`, sharded by 256 entries, at
+most what one run can take (`--max-shards` matrices, within GitHub's 1 MB of outputs per
+job): the rest wait for the next run, named in a notice. Each fingerprint names its kind
+(`nix-...`: Nix's parse, `raw-...`: raw bytes; `--fingerprint-kind`), and the outputs say
+which kind the plan computed (`fingerprint-kind`).
 This path must stay light: no jinja2, no PyGithub (a test holds it to that).
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -22,47 +27,26 @@ from pathlib import Path
 
 from ci_tools.base import ghoutput
 from ci_tools.base.errors import InputError
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Platform
 from ci_tools.catalog.yamlsrc import did_you_mean
-from ci_tools.commands import _common
+from ci_tools.commands import _common, _planning
 from ci_tools.plan import matrix, source
 from ci_tools.plan import statuses as statuses_defaults
 from ci_tools.plan.checkout import Checkout
+from ci_tools.plan.kinds import FingerprintKind
 from ci_tools.plan.matrix import Entry, Group, Selection
-from ci_tools.plan.runners import find_inventory
 
 MAX_SHARDS = 64
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
-    parser.add_argument(
-        "--branch",
-        metavar="B",
-        type=_common.branch_name,
-        help="the catalog branch (default: the current git branch if the catalog has it, "
-        "else main); without a catalog, only the entries' branch field",
-    )
+    _planning.add_branch_option(parser)
     _selection_options(parser)
     _schedule_options(parser)
-    parser.add_argument(
-        "--ignore",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help=f"without a catalog: a file or folder directly under {layout.PKGS_DIR}/ (by name, "
-        "without .nix) that is not a variant (repeatable)",
-    )
+    _planning.add_ignore_option(parser)
     _output_options(parser)
-    parser.add_argument(
-        "--runners",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help=f"the runner inventory (default: {layout.RUNNERS} in the current directory if "
-        "present, else one pool per platform with the default labels)",
-    )
+    _planning.add_runners_option(parser)
 
 
 def _selection_options(parser: argparse.ArgumentParser) -> None:
@@ -130,6 +114,24 @@ def _schedule_options(parser: argparse.ArgumentParser) -> None:
         help="--until-green makes at most N status requests; stacks not answered within them "
         f"are scheduled (default: {statuses_defaults.DEFAULT_MAX_CALLS})",
     )
+    parser.add_argument(
+        "--trusted-creator",
+        action="append",
+        default=[],
+        type=_login,
+        metavar="LOGIN",
+        help="--until-green counts only statuses created by this GitHub login (repeatable; "
+        f"default: {', '.join(statuses_defaults.DEFAULT_TRUSTED)}, the identity of the "
+        "workflow's GITHUB_TOKEN); name the app or user your workflow records greens as",
+    )
+    parser.add_argument(
+        "--fingerprint-kind",
+        choices=[k.value for k in FingerprintKind],
+        default=None,
+        help="nix: from Nix's parse (nix-instantiate must be on PATH, else exit 2); raw: from "
+        "the raw bytes; greens of one kind are never compared with the other (default: nix "
+        "where nix-instantiate is installed, else raw)",
+    )
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
@@ -150,9 +152,17 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
         type=_common.bounded_int(1, MAX_SHARDS),
         default=matrix.DEFAULT_MAX_SHARDS,
         metavar="N",
-        help=f"most shards of {matrix.SHARD_SIZE} entries the workflow consumes (default: "
-        f"{matrix.DEFAULT_MAX_SHARDS})",
+        help=f"most shards of {matrix.SHARD_SIZE} entries the workflow consumes; with "
+        "--github-output what does not fit (nor in GitHub's 1 MB of outputs per job) waits "
+        f"for the next run (default: {matrix.DEFAULT_MAX_SHARDS})",
     )
+
+
+def _login(text: str) -> str:
+    why = statuses_defaults.check_login(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(why)
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,34 +170,36 @@ def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     output = ghoutput.output_path(env) if args.github_output else None
     checkout = Checkout(root=cwd)
-    variants = _variants(args, env, checkout)
-    inventory = find_inventory(args.runners, cwd, variants.sms, variants.cpu_flags)
+    variants = _planning.variants(args, env, checkout)
+    inventory = _planning.inventory(args.runners, cwd, variants.sms, variants.cpu_flags)
     planned = matrix.plan(
         variants.targets,
-        _selection(args, variants.packages),
+        _selection(args, variants),
         inventory,
         branch=variants.branch,
         group=Group(args.group),
     )
-    entries, why_empty = (
+    entries, why_empty, kind = (
         _scheduled(args, planned, variants, checkout, env)
         if args.fingerprints or args.github_output or args.until_green or args.since is not None
-        else (list(planned), "")
+        else (list(planned), "", None)
     )
     if not entries:
         ghoutput.notice(why_empty if planned else source.empty_reason(variants), env)
-    secret = inventory.cache.signing_key_secret if inventory.cache is not None else ""
-    _write(entries, output, args.max_shards, env, secret)
+    if output is not None:
+        entries = _fit(entries, args, env)
+        secret = inventory.cache.signing_key_secret if inventory.cache is not None else ""
+        outputs = matrix.github_outputs(matrix.rows(entries), args.max_shards, secret)
+        _say_shards(len(entries), int(outputs["shards"]), env)
+        # `kind` is set: --github-output always fingerprints.
+        ghoutput.notice(
+            f"fingerprints: {kind.description if kind else '-'} ({kind}-...); greens of "
+            "another kind are never compared with them",
+            env,
+        )
+        ghoutput.append_outputs(output, {**outputs, "fingerprint-kind": str(kind)})
+    sys.stdout.write(matrix.matrix_text(matrix.rows(entries)))
     return 0
-
-
-def _variants(
-    args: argparse.Namespace, env: Mapping[str, str], checkout: Checkout
-) -> source.Source:
-    catalog_path = _common.catalog_path(args)
-    if args.catalog is not None or catalog_path.is_file():
-        return source.from_catalog(_common.load(args), catalog_path, args.branch, checkout, env)
-    return source.discovered(checkout, ignore=args.ignore, branch=args.branch, env=env)
 
 
 def _scheduled(
@@ -196,8 +208,9 @@ def _scheduled(
     variants: source.Source,
     checkout: Checkout,
     env: Mapping[str, str],
-) -> tuple[list[Entry], str]:
-    """The entries to build, each with its fingerprint, and, when none is left, why."""
+) -> tuple[list[Entry], str, FingerprintKind]:
+    """The entries to build, each with its fingerprint; when none is left, why; and the
+    fingerprints' kind."""
     # Imported only here: fingerprints cost git reads and a Nix parse that a plain matrix
     # (a person's look at what a branch builds) never needs.
     from ci_tools.plan.schedule import Schedule, schedule_stacks
@@ -207,6 +220,8 @@ def _scheduled(
         since=args.since,
         lookback=args.lookback,
         max_api_calls=args.max_api_calls,
+        kind=FingerprintKind(args.fingerprint_kind) if args.fingerprint_kind else None,
+        trusted=tuple(args.trusted_creator),
     )
     stacks = {e.name: e.packages for e in planned}
     done = schedule_stacks(
@@ -217,10 +232,21 @@ def _scheduled(
         for e in planned
         if done.keep is None or e.name in done.keep
     ]
-    return entries, done.why_empty
+    return entries, done.why_empty, done.kind
 
 
-def _selection(args: argparse.Namespace, known: frozenset[str]) -> Selection:
+def _selection(args: argparse.Namespace, variants: source.Source) -> Selection:
+    known = variants.packages
+    names = [t.name for t in variants.targets]
+    for glob in args.select:
+        # A glob that matches nothing is a typo, not "nothing to do": a green run that
+        # built nothing would hide it (a release dispatched with it published nothing).
+        if not any(fnmatch.fnmatchcase(name, glob) for name in names):
+            raise InputError(
+                f'--select "{glob}" matches none of the {len(names)} variants of branch '
+                f"{variants.branch}{did_you_mean(glob, set(names))}; a glob is matched against "
+                "whole variant names (fnmatch: *, ?, [...]), e.g. 'pytorch-*-sm90-*'"
+            )
     for package in args.package:
         if package not in known:
             raise InputError(
@@ -235,23 +261,32 @@ def _selection(args: argparse.Namespace, known: frozenset[str]) -> Selection:
     )
 
 
-def _write(
-    entries: Sequence[Entry],
-    output: Path | None,
-    max_shards: int,
-    env: Mapping[str, str],
-    cache_secret: str,
-) -> None:
-    """The matrix on stdout and, with --github-output, as step outputs."""
-    matrix_rows = matrix.rows(entries)
-    if output is not None:
-        outputs = matrix.github_outputs(matrix_rows, max_shards, cache_secret)
-        shards = int(outputs["shards"])
-        if shards > 1:
-            ghoutput.notice(
-                f"{len(entries)} entries are more than GitHub's {matrix.SHARD_SIZE} per matrix: "
-                f"split into {shards} shards (matrix-0 ... matrix-{shards - 1})",
-                env,
-            )
-        ghoutput.append_outputs(output, outputs)
-    sys.stdout.write(matrix.matrix_text(matrix_rows))
+def _fit(entries: list[Entry], args: argparse.Namespace, env: Mapping[str, str]) -> list[Entry]:
+    """What one run can take; a notice names the rest, which wait for the next run."""
+    kept = matrix.fit(matrix.rows(entries), args.max_shards)
+    waiting = [e.name for e in entries[kept:]]
+    if waiting:
+        later = (
+            "the next push plans them (--until-green: each stack turned green leaves room)"
+            if args.until_green
+            else "without --until-green nothing plans them again until their inputs change"
+        )
+        shown = ", ".join(waiting[:20]) + (
+            f" and {len(waiting) - 20} more" if len(waiting) > 20 else ""
+        )
+        ghoutput.notice(
+            f"{len(waiting)} of {len(entries)} stacks wait for the next run: one run takes at "
+            f"most {args.max_shards} matrices of {matrix.SHARD_SIZE} entries within GitHub's "
+            f"1 MB of job outputs; {later}. Waiting: {shown}",
+            env,
+        )
+    return entries[:kept]
+
+
+def _say_shards(count: int, shards: int, env: Mapping[str, str]) -> None:
+    if shards > 1:
+        ghoutput.notice(
+            f"{count} entries are more than GitHub's {matrix.SHARD_SIZE} per matrix: "
+            f"split into {shards} shards (matrix-0 ... matrix-{shards - 1})",
+            env,
+        )

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ci_tools.commands import _common, _fleet
+from ci_tools.commands._results import DEFAULT_RESULTS
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -16,11 +17,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results",
         type=Path,
-        default=Path("results"),
+        default=DEFAULT_RESULTS,
         metavar="DIR",
-        help="folder of result records, DIR/<variant>.result.json (default: results)",
+        help="folder of result records, DIR/<variant>.result.json (default: "
+        f"{DEFAULT_RESULTS}, where `ci-tools build` and `test` write them)",
     )
-    parser.add_argument("--branch", default=None, help="catalog branch (default: the git branch)")
+    _common.add_branch_option(parser)
     parser.add_argument(
         "--dry-run", action="store_true", help="print the commands; publish and write nothing"
     )

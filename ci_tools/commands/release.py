@@ -1,5 +1,18 @@
-"""`ci-tools release --branch B --results DIR [--org ORG] [--dry-run]`, and
-`ci-tools release --branch B --org ORG --list-published`."""
+"""`ci-tools release --branch B --results DIR [--planned PATH] [--org ORG] [--dry-run]`,
+`ci-tools release --branch B --org ORG --list-published`, and
+`ci-tools release --branch B --preflight [--dry-run] [--environment NAME]`.
+
+A release means what it says:
+* it is made only when something was published (a dry run: would be); otherwise nothing is
+  written and the exit is 1, naming why;
+* it is the repository's latest release only when it is `main`'s and nothing failed;
+* its tag must sit on the planned commit (`ship.target`), else exit 2 and nothing written;
+* records of another commit are not this build's: left out, with a notice; a planned
+  variant without a record of this commit failed;
+* over 100,000 characters the notes summarise and attach the full table (`ship.notes`);
+* `--preflight`, run by the plan job before any build, stops a release that could not
+  publish (`ship.preflight`).
+"""
 
 from __future__ import annotations
 
@@ -7,13 +20,13 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common, _fleet
+from ci_tools.commands import _common, _fleet, _release_checks
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -22,6 +35,7 @@ if TYPE_CHECKING:
     from ci_tools.build.results import ResultRecord
     from ci_tools.catalog.model import Branch
     from ci_tools.catalog.variants import Variant
+    from ci_tools.ship.notes import Body
     from ci_tools.ship.release import Notes
 
 # Bounded in total time so a GitHub outage fails the job instead of hanging it.
@@ -30,9 +44,14 @@ POLICY = RetryPolicy(attempts=6, total_seconds=900, initial_seconds=2, max_secon
 
 def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
-    parser.add_argument("--branch", required=True, help="the catalog branch released")
     parser.add_argument(
-        "--results", type=Path, metavar="DIR", help="folder of result records (required)"
+        "--branch", required=True, metavar="B", type=_common.branch_name, help="the branch released"
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="folder of result records (required, except with --list-published)",
     )
     parser.add_argument(
         "--list-published",
@@ -56,6 +75,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
     )
     _fleet.add_runners_option(parser)
+    parser.add_argument(
+        "--preflight",
+        action="store_true",
+        help="only check that a release could publish (the lock committed, FLOX_FLOXHUB_TOKEN "
+        "set, the environment there); exit 2 naming what is missing; a dry run only says it",
+    )
+    parser.add_argument(
+        "--environment",
+        default="release",
+        metavar="NAME",
+        help="--preflight: the deployment environment that holds FLOX_FLOXHUB_TOKEN "
+        "(default: release)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     catalog = _common.load(args)
     branch = catalog.branch(args.branch)
     settings = github_api.settings_from_env(os.environ)
+    if args.preflight:
+        return _release_checks.preflight(args, settings, POLICY)
     commit = release.validate_commit(os.environ.get("GITHUB_SHA") or _head_commit())
     branch_variants = tuple(variants.expand(catalog, branch.name))
     if args.list_published:
@@ -74,36 +108,60 @@ def run(args: argparse.Namespace) -> int:
         for name in _published(settings, branch.name, commit, args.org, names):
             print(name)
         return 0
-    records = _run_records(args.results, branch.name, branch_variants)
+    # What the fleet can do for each variant (runners.yaml now): the publish policy's bar.
+    inventory = _fleet.for_catalog(args, catalog, Path.cwd())
     target = _Target(
         branch=branch,
         commit=commit,
         variants=branch_variants,
         tag=release.tag_for(branch.name, commit),
+        scopes={v.name: _fleet.route(inventory, v).scope for v in branch_variants},
     )
 
     def say(line: str) -> None:
         print(settings.redact(line), flush=True)
 
+    planned = _planned(args.planned, branch.name)
+    records = _run_records(args.results, target, bool(args.planned), say)
     api = github_api.connect(settings, POLICY, say)
+    return _release(args, api, target, records, planned, say)
+
+
+def _release(
+    args: argparse.Namespace,
+    api: github_api.Api,
+    target: _Target,
+    records: list[ResultRecord],
+    planned: list[str],
+    say: Callable[[str], None],
+) -> int:
+    from ci_tools.ship import notes as notes_text
+    from ci_tools.ship import release
+    from ci_tools.ship import target as tag_target
+
     existing = api.find_release(target.tag)
+    tag_target.check(api, existing, target.tag, target.commit)
     records = _with_previous_records(api, existing, records, target)
-    inventory = _fleet.for_catalog(args, catalog, Path.cwd())
     notes = release.build_notes(
-        branch=branch,
-        variants=branch_variants,
+        branch=target.branch,
+        variants=target.variants,
         records=records,
-        commit=commit,
+        commit=target.commit,
         org=args.org,
-        planned=_planned(args.planned, branch.name),
-        scopes={v.name: _fleet.route(inventory, v).scope for v in branch_variants},
+        planned=planned,
+        scopes=target.scopes,
     )
-    body = release.render_notes(notes, release.templates_dir(_common.catalog_path(args)))
+    body = notes_text.release_body(notes, notes_text.templates_dir(_common.catalog_path(args)))
+    if not (notes.publishable if args.dry_run else notes.published):
+        _say_body(body, say)
+        return _release_checks.nothing_published(
+            notes, target.branch.name, existing, dry_run=args.dry_run, say=say
+        )
     if args.dry_run:
         _say_what_would_change(api, existing, target, notes, body, say)
     else:
         _write_release(api, existing, target, notes, body, records, say)
-    return _conclude(notes, branch.name, say)
+    return _conclude(notes, target.branch.name, say)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +172,7 @@ class _Target:
     commit: str
     variants: tuple[Variant, ...]  # every variant of the branch
     tag: str
+    scopes: Mapping[str, str]  # variant -> its route's scope (what the fleet can do for it)
 
     @property
     def asset(self) -> str:
@@ -130,19 +189,30 @@ def _check_options(args: argparse.Namespace) -> None:
         publish.validate_org(args.org)
     if args.list_published and args.org is None:
         raise InputError("--list-published needs --org ORG: a variant is published to one org")
-    if not args.list_published and args.results is None:
+    if not (args.list_published or args.preflight) and args.results is None:
         raise InputError("--results DIR is required: the folder of the result records")
 
 
 def _run_records(
-    folder: Path, branch: str, branch_variants: Sequence[Variant]
+    folder: Path, target: _Target, planned: bool, say: Callable[[str], None]
 ) -> list[ResultRecord]:
-    """This run's records, each of a variant of `branch` (bad input, exit 2, before GitHub)."""
+    """This run's records of the planned commit, each of a variant of the branch (bad input,
+    exit 2, before GitHub). With a plan, a missing or empty folder is no records: every
+    planned variant then failed (its job was cancelled, or never started)."""
     from ci_tools.build import results
     from ci_tools.ship import release
 
-    records = results.load_dir(folder)
-    release.check_records(records, branch, (v.name for v in branch_variants))
+    if planned and (not folder.is_dir() or not any(folder.rglob(f"*{results.RESULT_SUFFIX}"))):
+        say(f"{folder}: no result records: no planned variant wrote one")
+        return []
+    records, other = release.of_commit(results.load_dir(folder), target.commit)
+    if other:
+        named = sorted(f"{r.variant} @ {str(r.commit)[:12]}" for r in other)
+        say(
+            f"left out {len(other)} records of another commit than {target.commit[:12]} "
+            f"({', '.join(named[:10])}): they say nothing of this build"
+        )
+    release.check_records(records, target.branch.name, (v.name for v in target.variants))
     return records
 
 
@@ -173,19 +243,38 @@ def _say_what_would_change(
     existing: GitRelease | None,
     target: _Target,
     notes: Notes,
-    body: str,
+    body: Body,
     say: Callable[[str], None],
 ) -> None:
     if existing is None:
-        say(f"would create release {notes.tag} ({notes.name}) at {target.commit}")
+        latest = " as the latest release" if _latest(target, notes) else ""
+        say(f"would create release {notes.tag} ({notes.name}) at {target.commit}{latest}")
         say(f"would upload asset {target.asset}")
     else:
         draft = " (a draft, kept as draft)" if existing.draft else ""
         say(f"would update release {notes.tag}{draft}: {existing.html_url}")
         replaced = api.existing_asset(existing, target.asset)
         say(f"would {'replace' if replaced else 'upload'} asset {target.asset}")
+    if body.table is not None:
+        say(f"would attach the full notes as {_table(notes)} (over {len(body.text)} characters)")
+    _say_body(body, say)
+
+
+def _say_body(body: Body, say: Callable[[str], None]) -> None:
     say("release notes:")
-    sys.stdout.write(body)
+    sys.stdout.write(body.text)
+
+
+def _latest(target: _Target, notes: Notes) -> bool:
+    """Only the default branch's release is "latest" (the CUDA branches sit beside it), and
+    only when nothing failed: the latest release is what a person installs from."""
+    return target.branch.name == "main" and not notes.failed
+
+
+def _table(notes: Notes) -> str:
+    from ci_tools.ship import notes as notes_text
+
+    return notes_text.table_name(notes.tag)
 
 
 def _write_release(
@@ -193,29 +282,32 @@ def _write_release(
     existing: GitRelease | None,
     target: _Target,
     notes: Notes,
-    body: str,
+    body: Body,
     records: Sequence[ResultRecord],
     say: Callable[[str], None],
 ) -> None:
     from ci_tools.ship import release
 
     data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
+    latest = _latest(target, notes)
     if existing is None:
-        # Only the default branch's release is "latest": the CUDA branches sit beside it.
         made = api.create_release(
-            tag=notes.tag,
-            name=notes.name,
-            body=body,
-            commit=target.commit,
-            latest=target.branch.name == "main",
+            tag=notes.tag, name=notes.name, body=body.text, commit=target.commit, latest=latest
         )
         say(f"created release {notes.tag}: {made.html_url}")
     else:
-        made = api.update_release(existing, name=notes.name, body=body, commit=target.commit)
+        made = api.update_release(
+            existing, name=notes.name, body=body.text, commit=target.commit, latest=latest
+        )
         state = " (kept as draft)" if made.draft else ""
         say(f"updated release {notes.tag}{state}: {made.html_url}")
     api.replace_asset(made, name=target.asset, data=data)
     say(f"attached {target.asset}")
+    if body.table is not None:
+        api.replace_asset(
+            made, name=_table(notes), data=body.table.encode(), content_type="text/markdown"
+        )
+        say(f"attached {_table(notes)}: the notes are too long for a release body")
 
 
 def _conclude(notes: Notes, branch: str, say: Callable[[str], None]) -> int:
@@ -257,36 +349,31 @@ def _published(
 
 
 def _planned(path: Path | None, branch: str) -> list[str]:
-    from ci_tools.base.errors import InputError
     from ci_tools.build import report
 
     if path is None:
         return []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
-    return [p.variant for p in report.parse_planned(text, str(path)) if p.branch in (None, branch)]
+    return [p.variant for p in report.load_planned(path) if p.branch in (None, branch)]
 
 
-def _previous_asset(api: Any, existing: Any, name: str) -> Any:
+def _previous_asset(api: github_api.Api, existing: GitRelease, name: str) -> Any:
     """The JSON of the release's results asset from an earlier run, or None without one."""
+    from ci_tools.base import github_answers
     from ci_tools.base.errors import InputError
 
-    for asset in api.call("list assets", lambda: list(existing.get_assets())):
-        if asset.name == name:
+    for asset in github_answers.named(api.assets(existing), name)[:1]:
 
-            def fetch(asset: Any = asset) -> bytes:
-                status, _headers, stream = asset.download_asset()
-                if status != 200:
-                    raise InputError(f"download of asset {name} answered HTTP {status}")
-                return b"".join(stream)
+        def fetch(asset: Any = asset) -> bytes:
+            status, _headers, stream = asset.download_asset()
+            if status != 200:
+                raise InputError(f"download of asset {name} answered HTTP {status}")
+            return b"".join(stream)
 
-            raw = api.call(f"download asset {name}", fetch)
-            try:
-                return json.loads(raw)
-            except ValueError as exc:
-                raise InputError(f"asset {name} of release is not JSON: {exc}") from None
+        raw = api.call(f"download asset {name}", fetch)
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise InputError(f"asset {name} of release is not JSON: {exc}") from None
     return None
 
 

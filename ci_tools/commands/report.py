@@ -1,4 +1,8 @@
-"""`ci-tools report DIR`: merge a folder of result records into one table and one summary."""
+"""`ci-tools report DIR`: merge a folder of result records into one table and one summary.
+
+Exit 1 when any variant failed (a build that failed or never finished, a failed check or
+publish, a planned variant without a record), after both are written; 0 when none did.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from ci_tools.base.errors import EXIT_OK, InputError
+from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.build import report
 
@@ -41,18 +45,8 @@ def _is_step_summary(path: Path) -> bool:
     return Path(target).resolve() == path.resolve()
 
 
-def _planned(path: Path | None) -> list[report.Planned]:
-    if path is None:
-        return []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
-    return report.parse_planned(text, str(path))
-
-
 def run(args: argparse.Namespace) -> int:
-    planned = _planned(args.planned)
+    planned = report.load_planned(args.planned) if args.planned is not None else []
     records = report.load_records(args.directory, allow_empty=bool(planned))
     text = report.markdown(records, planned)
     if args.markdown is None:
@@ -63,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
             handle.write(text)
     else:
         atomic_write_text(args.markdown, text)
+    summary = report.summary(records, planned)
     if args.json is not None:
-        atomic_write_text(args.json, json.dumps(report.summary(records, planned), indent=2) + "\n")
+        atomic_write_text(args.json, json.dumps(summary, indent=2) + "\n")
+    failed: int = summary["counts"]["failed"]
+    if failed:
+        print(f"ci-tools: report: {failed} variant(s) failed", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK

@@ -10,7 +10,7 @@ from typing import TextIO
 from ci_tools.base.errors import InputError
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.catalog import layout
-from ci_tools.commands._common import add_catalog_option, load
+from ci_tools.commands._common import add_catalog_option, catalog_path, load
 from ci_tools.render.workflowsync import MANAGED, FileSync, sync_file
 
 
@@ -26,13 +26,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; exit 1 if a workflow's branch list differs from the catalog",
+        help="write nothing; exit 1 if a workflow's branch list differs from the catalog's "
+        f"branches (without a catalog: `branches:` in {layout.SETTINGS})",
     )
 
 
+def _branches(args: argparse.Namespace) -> tuple[tuple[str, ...], str]:
+    """The branches the workflows must list, and where they come from: the catalog, or in a
+    repository without one the settings file's `branches:`."""
+    if args.catalog is not None or catalog_path(args).is_file():
+        catalog = load(args)
+        return tuple(catalog.branches), catalog.display_name
+    from ci_tools.catalog.settings import load_settings
+
+    settings = load_settings(Path.cwd())
+    if not settings.branches:
+        raise InputError(
+            f"no {layout.CATALOG} here, so the workflows' branch lists come from `branches:` "
+            f"in {layout.SETTINGS}, which names none: list the branches CI builds there"
+        )
+    return tuple(settings.branches), layout.SETTINGS
+
+
 def run(args: argparse.Namespace) -> int:
-    catalog = load(args)
-    branches = tuple(catalog.branches)
+    branches, source = _branches(args)
     directory: Path = args.workflows
     results = [
         sync_file(directory / name, str(directory / name), specs, branches)
@@ -46,13 +63,13 @@ def run(args: argparse.Namespace) -> int:
         )
     stale = [r for r in results if r.stale]
     if not stale:
-        print(f"{', '.join(r.display for r in results)}: branch lists match {catalog.display_name}")
+        print(f"{', '.join(r.display for r in results)}: branch lists match {source}")
         return 0
     if args.check:
         for result in stale:
             _describe(result, branches, sys.stderr)
         print(
-            f"ci-tools: {len(stale)} workflow(s) out of date with {catalog.display_name}; "
+            f"ci-tools: {len(stale)} workflow(s) out of date with {source}; "
             "run `ci-tools sync-workflows` to update them",
             file=sys.stderr,
         )

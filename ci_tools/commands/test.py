@@ -12,22 +12,22 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
+from ci_tools.base import digits
+from ci_tools.base.errors import EXIT_FAILED, EXIT_OK, printable
+from ci_tools.build import flox_build
 from ci_tools.build.report import format_bytes
 from ci_tools.build.results import Check, Figures, Route, Status, TestOutcome, test_status
 from ci_tools.build.smoke import closure, runner
 from ci_tools.build.smoke.expect import expectations_for
 from ci_tools.catalog import variants
 from ci_tools.commands import _fleet, _results, _substitute
-from ci_tools.commands._common import add_catalog_option, default_branch, load
+from ci_tools.commands._common import add_branch_option, add_catalog_option, default_branch, load
 from ci_tools.host import hostcpu
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="the variant to check")
-    parser.add_argument(
-        "--branch", help="the catalog branch (default: the current git branch, else main)"
-    )
+    add_branch_option(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--result",
@@ -70,11 +70,12 @@ MAX_IMPORT_RUNS = 50
 
 
 def _import_runs(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) > MAX_IMPORT_RUNS:
+    runs = digits.whole(text, max_digits=4, high=MAX_IMPORT_RUNS)
+    if runs is None:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: give a whole number from 0 to {MAX_IMPORT_RUNS}"
+            f"{printable(digits.shown(text))!r}: give a whole number from 0 to {MAX_IMPORT_RUNS}"
         )
-    return int(text)
+    return runs
 
 
 def format_check(check: Check) -> str:
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if args.python is not None:
         python = runner.resolve_python(args.python, env)
     else:
-        result_dir = args.result or cwd / f"result-{variant.name}"
+        result_dir = args.result or flox_build.result_link(cwd, variant.name)
         if args.substitute:
             got = _substitute.build_of(paths, variant.name, fleet.cache, result_dir, env)
             if got.skip:

@@ -1,41 +1,90 @@
 """A Detection as a person reads it, and as the JSON `ci-tools detect --json` prints.
 
-Every view of detect's answer renders it here, so no two views can drift apart.
+Every view of detect's answer renders it here (the command's text and JSON, the selector page's
+table of answers), so no two views can drift apart.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from ci_tools.catalog.model import Catalog, Kind
+from ci_tools.catalog.variants import Variant
+from ci_tools.host.candidates import Built, every_variant
 from ci_tools.host.choice import Recommendation
 from ci_tools.host.detect import Detection
+
+ORG_PLACEHOLDER = "<org>"
+# One line that shows what a build is: its version, its CUDA and the GPU code it carries.
+VERIFY = (
+    "flox activate -- python3 -c 'import torch; "
+    "print(torch.__version__, torch.version.cuda, torch.cuda.get_arch_list())'"
+)
 
 
 def install_line(org: str, package: str) -> str:
     return f"flox install {org}/{package}"
 
 
-def render_text(detection: Detection, org: str) -> str:
-    lines = []
-    for rec in detection.recommendations:
-        if rec.package is None:
-            lines.append(f"no variant fits: {_subject(rec)}")
-            lines.append(f"  why: {rec.reason}")
-            continue
-        lines.append(rec.package)
-        lines.append(f"  why: {rec.reason}")
-        lines.append(f"  {install_line(org, rec.package)}")
-    return "\n".join(lines) + "\n"
+@dataclass(frozen=True, kw_only=True)
+class Known:
+    """Every variant of a catalog by branch and name, with the stacks they belong to: what an
+    answer tells about the variant it names. Build it once per catalog (`Known.of`)."""
+
+    by_name: Mapping[tuple[str, str], Variant]
+    stacks: Mapping[tuple[str, str, str], tuple[Variant, ...]]  # (branch, python, suffix)
+
+    @classmethod
+    def of(cls, catalog: Catalog, built: Built | None = None) -> Known:
+        by_name: dict[tuple[str, str], Variant] = {}
+        stacks: dict[tuple[str, str, str], list[Variant]] = {}
+        every = built.every if built is not None else every_variant(catalog)
+        for v in every:
+            by_name[(v.branch.name, v.name)] = v
+            stacks.setdefault((v.branch.name, v.python, v.suffix), []).append(v)
+        ordered = {
+            key: tuple(sorted(members, key=lambda v: (v.package.requires is not None, v.name)))
+            for key, members in stacks.items()
+        }
+        return cls(by_name=by_name, stacks=ordered)
+
+    def stack_of(self, variant: Variant) -> tuple[Variant, ...]:
+        """The variant with the packages installed with it: torch first, then the packages
+        built against it (torchvision, torchaudio) where the branch builds them."""
+        return self.stacks[(variant.branch.name, variant.python, variant.suffix)]
 
 
-def _subject(rec: Recommendation) -> str:
-    if rec.gpu is None:
-        return "this machine"
-    sm = f" ({rec.gpu.sm})" if rec.gpu.sm else ""
-    return f"{rec.gpu.label}{sm}"
+def expected_output(variant: Variant, stack: Sequence[Variant]) -> str:
+    """What VERIFY prints for this variant: torch's version, CUDA, the compiled GPU code."""
+    torch = stack[0].version or "?"
+    if variant.kind is Kind.GPU and variant.gpu is not None:
+        return f"{torch} {variant.cuda} ['sm_{variant.gpu.number}']"
+    return f"{torch} None []"
 
 
-def to_json(detection: Detection, org: str) -> dict[str, Any]:
+def variant_json(known: Known, org: str, branch: str, name: str) -> dict[str, Any]:
+    """What a person needs to install one variant and check it."""
+    variant = known.by_name[(branch, name)]
+    stack = known.stack_of(variant)
+    return {
+        "package": name,
+        "branch": branch,
+        "install": install_line(org, name),
+        "installs": [install_line(org, v.name) for v in stack],
+        "versions": {v.package.name: v.version for v in stack},
+        "python": variant.python,
+        "cuda": variant.cuda,
+        "min_driver": variant.toolkit.min_driver
+        if variant.cuda is not None and variant.toolkit
+        else None,
+        "verify": VERIFY,
+        "expect": expected_output(variant, stack),
+    }
+
+
+def to_json(detection: Detection, org: str, known: Known) -> dict[str, Any]:
     return {
         "branch": detection.branch,
         "package": detection.package,
@@ -43,14 +92,17 @@ def to_json(detection: Detection, org: str) -> dict[str, Any]:
         "workload": detection.workload,
         "machine": detection.machine,
         "platform": detection.platform.value if detection.platform else None,
-        "recommendations": [_rec_json(r, org) for r in detection.recommendations],
+        "driver": detection.driver,
+        "recommendations": [
+            recommendation_json(r, detection.branch, org, known) for r in detection.recommendations
+        ],
         "warnings": list(detection.warnings),
         "ok": detection.ok,
         "exit_code": detection.exit_code,
     }
 
 
-def _rec_json(rec: Recommendation, org: str) -> dict[str, Any]:
+def recommendation_json(rec: Recommendation, branch: str, org: str, known: Known) -> dict[str, Any]:
     gpu = None
     if rec.gpu is not None:
         gpu = {
@@ -61,12 +113,63 @@ def _rec_json(rec: Recommendation, org: str) -> dict[str, Any]:
             "sm": rec.gpu.sm,
             "family": rec.gpu.family,
         }
+    variant = variant_json(known, org, branch, rec.package) if rec.package else None
+    alternatives = [variant_json(known, org, a.branch, a.package) for a in rec.alternatives]
     return {
         "gpu": gpu,
         "package": rec.package,
         "isa": rec.isa,
         "reason": rec.reason,
         "install": install_line(org, rec.package) if rec.package else None,
-        "alternatives": [{"branch": a.branch, "package": a.package} for a in rec.alternatives],
-        "fallback": rec.fallback,
+        "variant": variant,
+        "alternatives": alternatives,
+        "fallback": variant_json(known, org, branch, rec.fallback) if rec.fallback else None,
+        # What to install: this branch's variant, else the nearest branch's.
+        "best": variant or (alternatives[0] if alternatives else None),
     }
+
+
+def render_text(data: Mapping[str, Any]) -> str:
+    """The JSON answer as a person reads it: per GPU (or for the machine) the variant, why,
+    the driver it needs, the install lines and the command that proves the install."""
+    lines: list[str] = []
+    for rec in data["recommendations"]:
+        best = rec["best"]
+        if rec["package"] is not None:
+            lines.append(rec["package"])
+        else:
+            lines.append(f"no {data['package']} variant on {data['branch']} fits {_subject(rec)}")
+        lines.append(f"  why: {rec['reason']}")
+        if best is None:
+            fallback = rec["fallback"]
+            if fallback is not None:
+                lines.append(f"  without the GPU: {fallback['install']}")
+            continue
+        if rec["package"] is None:
+            lines.append(f"  nearest: {best['package']} (branch {best['branch']})")
+        lines += _install_block(best, data["driver"])
+    return "\n".join(lines) + "\n"
+
+
+def _install_block(best: Mapping[str, Any], driver: str | None) -> list[str]:
+    versions = ", ".join(f"{name} {version}" for name, version in best["versions"].items())
+    cuda = f", CUDA {best['cuda']}" if best["cuda"] else ""
+    lines = [f"  {versions}{cuda}, Python {best['python']}"]
+    if best["min_driver"] is not None:
+        have = f" (this machine: {driver})" if driver else ""
+        lines.append(f"  needs NVIDIA driver >= {best['min_driver']}{have}")
+    lines += [f"  {line}" for line in best["installs"]]
+    lines.append(f"  verify: {best['verify']}")
+    lines.append(f"  expect: {best['expect']}")
+    return lines
+
+
+def _subject(rec: Mapping[str, Any]) -> str:
+    gpu = rec["gpu"]
+    if gpu is None:
+        return "this machine"
+    sm = f" ({gpu['sm']})" if gpu["sm"] else ""
+    label = " + ".join(gpu["names"]) or f"compute capability {gpu['capability']}"
+    if gpu["count"] > 1:
+        label = f"{gpu['count']} x {label}"
+    return f"{label}{sm}"

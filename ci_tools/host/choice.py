@@ -1,9 +1,10 @@
 """The one variant recommended per target, with the reasons. Pure: candidates -> choice.
 
 Seed 001's "Variant Selection Guide" as code, with the catalog deciding wherever it can: among
-the candidates of the branch asked about, the fitting ISA of the highest `level` wins (a
-workload's own ISA before a general one of its level). When none fits, the reason says why,
-and the other branches that have one are named.
+the candidates of the branch asked about that the host's driver runs, the fitting ISA of the
+highest `level` wins (a workload's own ISA before a general one of its level). When none fits,
+the reason says why, and the other branches that have one are named, nearest PyTorch version
+first; a GPU that no branch serves gets the CPU-only variant as a fallback.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ class Recommendation:
     package: str | None  # the variant's name; None when nothing on the branch fits
     isa: str | None
     reason: str
-    alternatives: tuple[Alternative, ...] = ()  # other branches that have a fitting variant
-    fallback: str | None = None  # the CPU variant, for a GPU no build targets
+    # Other branches that have a fitting variant, the nearest PyTorch version first.
+    alternatives: tuple[Alternative, ...] = ()
+    fallback: str | None = None  # the CPU variant, for a GPU no build serves
     # The variants the branch builds for this target, each with why it fits or not.
     candidates: tuple[Candidate, ...] = ()
 
@@ -67,10 +69,34 @@ def recommend(
         return outcome.rec
     others = {
         other: _on_branch(catalog, found, group, other)
-        for other in catalog.branches
-        if other != branch
+        for other in nearest_first(catalog, branch, found.package)
     }
-    return _elsewhere(outcome, others)
+    rec = _elsewhere(outcome, others)
+    if rec.alternatives or group is None:
+        return rec
+    return _with_cpu_fallback(found, branch, rec)
+
+
+def nearest_first(catalog: Catalog, branch: str, package: str) -> list[str]:
+    """The other branches, by how far their `package` version lies from `branch`'s in the
+    catalog's versions (a tie goes to the newer): the nearest is the likeliest to suit."""
+    ordered = sorted(
+        catalog.branches.values(),
+        key=lambda b: version_key(b.versions.get(package, "0")),
+    )
+    place = {b.name: index for index, b in enumerate(ordered)}
+    here = place[branch]
+    others = [b.name for b in ordered if b.name != branch]
+    return sorted(others, key=lambda name: (abs(place[name] - here), -place[name]))
+
+
+def _with_cpu_fallback(found: Candidates, branch: str, rec: Recommendation) -> Recommendation:
+    """No branch serves the GPU: the CPU-only variant still runs the machine, without it."""
+    cpu = _cpu(found, branch, "").rec.package
+    if cpu is None:
+        return rec
+    reason = f"{rec.reason}; the CPU-only {cpu} runs here without the GPU"
+    return replace(rec, reason=reason, fallback=cpu)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,6 +142,9 @@ def _on_branch(
     catalog: Catalog, found: Candidates, group: GpuGroup | None, branch: str
 ) -> _Outcome:
     platform = found.host.platform
+    if found.pythons[branch] is None:
+        detail = f"{branch} builds no Python {found.python}"
+        return _failed(group, f"{_lead(found, group)}: {detail}", detail=detail, target_built=False)
     if platform is None:
         known = ", ".join(MACHINES)
         reason = (
@@ -128,6 +157,14 @@ def _on_branch(
     if group is None:
         return _cpu(found, branch, found.host.no_gpu_note)
     return _gpu(catalog, found, branch, group)
+
+
+def _lead(found: Candidates, group: GpuGroup | None) -> str:
+    if group is not None:
+        return group.label
+    if found.host.platform is Platform.AARCH64_DARWIN:
+        return "macOS on Apple Silicon"
+    return found.host.no_gpu_note
 
 
 def _darwin(found: Candidates, branch: str) -> _Outcome:
@@ -208,22 +245,43 @@ def _outcome(
     where: str,
 ) -> _Outcome:
     """The best fit among `built` (the variants of one target on one branch), or why none."""
-    # One variant per ISA: where a branch has two (two CUDA toolkits), the later one.
-    by_isa = {c.isa.isa.name: c for c in built if c.isa is not None}
-    choice = choose_isa(found.isas, found.workload, by_isa, where)
+    by_isa = _one_per_isa(built)
+    runnable = {name: c for name, c in by_isa.items() if c.driver_ok}
+    choice = choose_isa(found.isas, found.workload, runnable, where)
     if choice.isa is None:
         detail = f"{where} {_misfit([c.isa for c in by_isa.values() if c.isa], found)}"
+        if len(runnable) < len(by_isa):
+            blocked = choose_isa(found.isas, found.workload, by_isa, where).isa
+            if blocked is not None:
+                needs = min(c.min_driver or 0 for c in built if c.isa and c.isa.isa is blocked)
+                detail = (
+                    f"{where} needs NVIDIA driver >= {needs} (this machine has {found.host.driver})"
+                )
         return _failed(group, f"{lead}: {detail}", detail=detail, candidates=built)
     isa = choice.isa
+    chosen = runnable[isa.name]
     parts = [lead, f"{isa.name}: {' '.join(isa.cpuinfo)} present", *choice.notes]
     rec = Recommendation(
         gpu=group,
-        package=by_isa[isa.name].variant,
+        package=chosen.variant,
         isa=isa.name,
         reason="; ".join(parts),
         candidates=built,
     )
     return _Outcome(rec=rec)
+
+
+def _one_per_isa(built: Sequence[Candidate]) -> dict[str, Candidate]:
+    """One variant per ISA: where a branch has two (two CUDA toolkits), the later one the
+    host's driver runs."""
+    by_isa: dict[str, Candidate] = {}
+    for c in built:
+        if c.isa is None:
+            continue
+        earlier = by_isa.get(c.isa.isa.name)
+        if earlier is None or c.driver_ok or not earlier.driver_ok:
+            by_isa[c.isa.isa.name] = c
+    return by_isa
 
 
 def _misfit(built: Sequence[IsaFit], found: Candidates) -> str:
@@ -269,8 +327,8 @@ def choose_isa(
     next_level = min(higher, default=None)
 
     def why_not(fit: IsaFit) -> str:
-        if fit.missing:
-            return f"{fit.isa.name} not available: no {' '.join(fit.missing)}"
+        if fit.missing:  # all its flags, as IsaFit.why_not says why
+            return f"{fit.isa.name} not available: needs {' '.join(fit.isa.cpuinfo)}"
         return f"{fit.isa.name} not built for {where}"
 
     notes = []

@@ -46,10 +46,12 @@ class Detection:
     platform: Platform | None
     recommendations: tuple[Recommendation, ...]
     warnings: tuple[str, ...]
+    driver: str | None = None
 
     @property
     def ok(self) -> bool:
-        return all(r.package is not None for r in self.recommendations)
+        """Every GPU (or the machine) has a variant that fits, on this branch or another."""
+        return all(r.package is not None or r.alternatives for r in self.recommendations)
 
     @property
     def exit_code(self) -> int:
@@ -63,21 +65,38 @@ def workloads(catalog: Catalog) -> tuple[str, ...]:
 
 
 def detect(
-    catalog: Catalog, host: Host, *, branch: str, package: str = "pytorch", workload: str = GENERAL
+    catalog: Catalog,
+    host: Host,
+    *,
+    branch: str,
+    package: str = "pytorch",
+    workload: str = GENERAL,
+    python: str | None = None,
+    built: candidates.Built | None = None,
 ) -> Detection:
-    """Recommend one variant of `package` on `branch` per GPU capability (or one CPU/MPS)."""
+    """Recommend one variant of `package` on `branch` per GPU capability (or one CPU/MPS), at
+    `python` (default: the branch's newest). `built` is candidates.Built.of(catalog), for a
+    caller that asks many questions of one catalog."""
     the_branch = catalog.branch(branch)
     _check_question(catalog, package, workload)
-    found = candidates.gather(catalog, host, package=package, workload=workload)
+    if python is not None and python not in the_branch.python:
+        raise InputError(
+            f'--python: branch {branch} builds no Python "{python}"; it builds '
+            f"{', '.join(the_branch.python)}"
+        )
+    found = candidates.gather(
+        catalog, host, package=package, workload=workload, python=python, built=built
+    )
     return Detection(
         branch=branch,
         package=package,
-        python=newest_python(the_branch.python),
+        python=python or newest_python(the_branch.python),
         workload=workload,
         machine=host.machine,
         platform=host.platform,
         recommendations=choice.choose(catalog, found, branch=branch),
         warnings=(*host.warnings, *_mixed_gpus(found.gpus)),
+        driver=host.driver,
     )
 
 

@@ -1,4 +1,5 @@
-"""Read this machine's facts for `detect`: GPUs, CPU flags, machine. The only I/O of detect.
+"""Read this machine's facts for `detect`: GPUs, driver, CPU flags, machine. The only I/O of
+detect.
 
 Each reader degrades to "not there" with a note rather than failing: a machine without
 nvidia-smi simply has no GPU to recommend for.
@@ -7,18 +8,26 @@ nvidia-smi simply has no GPU to recommend for.
 from __future__ import annotations
 
 import platform
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools.base import proc
+from ci_tools.base import digits, proc
+from ci_tools.base.errors import InputError, printable
 from ci_tools.host import hostcpu
-from ci_tools.host.facts import HostGpu
+from ci_tools.host.facts import HostGpu, is_driver
 
 CPUINFO = Path("/proc/cpuinfo")
-NVIDIA_SMI_QUERY = ("nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader")
+NVIDIA_SMI_QUERY = (
+    "nvidia-smi",
+    "--query-gpu=name,compute_cap,driver_version",
+    "--format=csv,noheader",
+)
+# One line per GPU of under a hundred bytes; a machine has at most a few dozen GPUs.
+MAX_NVIDIA_SMI_BYTES = 64 << 10
 
-_CAPABILITY = re.compile(r"\d+\.\d+")
+# A compute capability as nvidia-smi prints it, "9.0" or "12.1": major of at most 3 digits,
+# minor of at most 2, ASCII.
+CAPABILITY_WIDTHS = (3, 2)
 # What nvidia-smi prints (exit 6 on recent drivers) when the driver is there but no GPU is.
 _NO_DEVICES = "No devices were found"
 
@@ -28,6 +37,7 @@ class GpuReading:
     gpus: tuple[HostGpu, ...]
     note: str  # how we know, for the reason line when there is no GPU
     warning: str | None = None
+    driver: str | None = None  # the NVIDIA driver nvidia-smi names
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,27 +46,66 @@ class CpuReading:
     warning: str | None = None
 
 
-def parse_nvidia_smi(text: str) -> tuple[HostGpu, ...]:
-    """`NAME, CAP` per line. The capability is the last field: a name may hold commas."""
-    gpus = []
+def _fields(text: str) -> list[tuple[str, str, str]]:
+    """`NAME, CAP, DRIVER` per line, from the right: a name may hold commas."""
+    rows = []
     for line in text.splitlines():
         if not line.strip() or _NO_DEVICES in line:
             continue
-        name, _, cap = line.rpartition(",")
-        cap = cap.strip()
-        gpus.append(
-            HostGpu(
-                name=name.strip() or None,
-                capability=cap if _CAPABILITY.fullmatch(cap) else None,
-            )
-        )
-    return tuple(gpus)
+        parts = [p.strip() for p in line.rsplit(",", 2)]
+        if len(parts) == 3:
+            rows.append((parts[0], parts[1], parts[2]))
+        else:
+            # An older nvidia-smi without driver_version in the answer: NAME, CAP.
+            name, _, cap = line.rpartition(",")
+            rows.append((name.strip(), cap.strip(), ""))
+    return rows
+
+
+def parse_nvidia_smi(text: str) -> tuple[HostGpu, ...]:
+    """`NAME, CAP, DRIVER` per line (the name may hold commas).
+
+    A capability without digits (`[N/A]`, `[Not Supported]`) is unknown; one written with
+    digits must be X.Y in ASCII digits, or the answer is refused (InputError): Arabic-Indic or
+    fullwidth digits, or thousands of them, are no capability nvidia-smi prints.
+    """
+    return tuple(
+        HostGpu(name=name or None, capability=_capability(name, cap))
+        for name, cap, _ in _fields(text)
+    )
+
+
+def parse_driver(text: str) -> str | None:
+    """The driver version nvidia-smi names (one driver serves every GPU of a machine)."""
+    for _, _, driver in _fields(text):
+        if is_driver(driver):
+            return driver
+    return None
+
+
+def _capability(name: str, cap: str) -> str | None:
+    if not any(char.isdigit() for char in cap):
+        return None
+    if digits.dotted(cap, CAPABILITY_WIDTHS) is not None:
+        return cap
+    raise InputError(
+        f'nvidia-smi reports the compute capability "{printable(digits.shown(cap))}" for GPU '
+        f'"{printable(digits.shown(name.strip(), 80))}", which is not X.Y in ASCII digits '
+        "(9.0, 12.1); pass --gpu-cc X.Y to name the GPU's capability instead"
+    )
 
 
 def read_gpus(timeout: float = 60) -> GpuReading:
     if proc.which("nvidia-smi") is None:
         return GpuReading(gpus=(), note="no NVIDIA GPU (nvidia-smi not found)")
-    result = proc.run(list(NVIDIA_SMI_QUERY), timeout=timeout)
+    result = proc.run(list(NVIDIA_SMI_QUERY), timeout=timeout, max_output=MAX_NVIDIA_SMI_BYTES)
+    if result.truncated:
+        return GpuReading(
+            gpus=(),
+            note="no NVIDIA GPU (nvidia-smi's answer was not readable)",
+            warning=f"nvidia-smi printed over {MAX_NVIDIA_SMI_BYTES} bytes, which is no list "
+            "of GPUs; treating this machine as having no GPU; pass --gpu-cc X.Y to name its GPU",
+        )
     if _NO_DEVICES in result.stdout + result.stderr:
         return GpuReading(gpus=(), note="no NVIDIA GPU (nvidia-smi lists none)")
     if not result.ok:
@@ -71,16 +120,21 @@ def read_gpus(timeout: float = 60) -> GpuReading:
             "pass --gpu-cc X.Y to name its GPU",
         )
     gpus = parse_nvidia_smi(result.stdout)
-    return GpuReading(gpus=gpus, note="no NVIDIA GPU (nvidia-smi lists none)")
+    return GpuReading(
+        gpus=gpus,
+        note="no NVIDIA GPU (nvidia-smi lists none)",
+        driver=parse_driver(result.stdout) if gpus else None,
+    )
 
 
 def read_cpu_flags(path: Path = CPUINFO) -> CpuReading:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = hostcpu.read_cpuinfo(path)
     except OSError as exc:
         return CpuReading(
             flags=frozenset(),
-            warning=f"cannot read {path} ({exc.strerror}); pass --cpu-flags to name the CPU's flags",
+            warning=f"cannot read {path} ({exc.strerror or exc}); pass --cpu-flags to name the "
+            "CPU's flags",
         )
     flags = hostcpu.parse_cpuinfo(text)
     if not flags:

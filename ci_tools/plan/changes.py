@@ -49,7 +49,17 @@ def since(
     fingerprinter: Fingerprinter,
     facts_at: FactsAt,
 ) -> ChangeSet:
-    """The stacks whose fingerprint at `ref` differs from `head` (computed at HEAD)."""
+    """The stacks whose fingerprint at `ref` differs from `head` (computed at HEAD).
+
+    Both sides must be of one kind (`kinds`): Nix's parse and raw bytes differ for the same
+    inputs, so a comparison across kinds would call every stack changed; it is refused, and
+    everything scheduled with a notice that says why."""
+    if head.kind is not fingerprinter.kind:
+        return ChangeSet.full(
+            f"--since {ref}: HEAD's fingerprints are of {head.kind.description}, the "
+            f"comparison's would be of {fingerprinter.kind.description}; fingerprints of two "
+            "kinds are never compared: scheduling the full matrix"
+        )
     if _ZERO_SHA.fullmatch(ref):
         return ChangeSet.full(
             f"--since {ref}: no previous commit (a new branch); scheduling the full matrix"

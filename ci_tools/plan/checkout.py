@@ -6,8 +6,9 @@ outside git, the files of the folder.
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,9 @@ class Tree:
     label: str  # for messages: "HEAD", "abc1234"
     files: Mapping[str, str]
     load: Callable[[Sequence[str]], Mapping[str, bytes]]  # contents by path
+    # Symbolic links among `files` -> the file they lead to in the tree (followed link by
+    # link, as Nix follows them), or None when that is outside the tree or nothing.
+    links: Mapping[str, str | None] = field(default_factory=dict)
 
     def folders(self) -> dict[str, list[str]]:
         return folder_index(self.files)
@@ -30,17 +34,18 @@ class Tree:
 
 def git_tree(git: GitRepo, commit: str, prefix: str, label: str) -> Tree:
     """The tree of `commit`; `prefix`: the build repository's folder inside git's, "" or "x/"."""
+    listed, symlinks = git.entries(commit, prefix)
     blobs = {
-        path.removeprefix(prefix): blob
-        for path, blob in git.tree(commit, prefix).items()
-        if path.startswith(prefix)
+        path.removeprefix(prefix): blob for path, blob in listed.items() if path.startswith(prefix)
     }
 
     def load(paths: Sequence[str]) -> Mapping[str, bytes]:
         data = git.blobs([blobs[p] for p in paths])
         return {p: data[blobs[p]] for p in paths}
 
-    return Tree(label=label, files=blobs, load=load)
+    found = sorted(p.removeprefix(prefix) for p in symlinks if p.startswith(prefix))
+    targets = {p: os.fsdecode(text) for p, text in load(found).items()} if found else {}
+    return Tree(label=label, files=blobs, load=load, links=follow_links(targets, blobs))
 
 
 def dir_tree(root: Path) -> Tree:
@@ -48,18 +53,45 @@ def dir_tree(root: Path) -> Tree:
     import hashlib  # only here: a checkout in git has git's ids
 
     files: dict[str, str] = {}
+    targets: dict[str, str] = {}
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != ".git")
         for name in names:
             path = Path(folder) / name
-            if path.is_file():
-                rel = path.relative_to(root).as_posix()
-                files[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():  # as git stores one: its target's text
+                targets[rel] = str(path.readlink())
+                files[rel] = hashlib.sha256(os.fsencode(targets[rel])).hexdigest()
+            elif path.is_file():  # hashed as it is read: a huge file costs no memory
+                with path.open("rb") as handle:
+                    files[rel] = hashlib.file_digest(handle, "sha256").hexdigest()
 
     def load(paths: Sequence[str]) -> Mapping[str, bytes]:
         return {p: (root / p).read_bytes() for p in paths}
 
-    return Tree(label=str(root), files=files, load=load)
+    return Tree(label=str(root), files=files, load=load, links=follow_links(targets, files))
+
+
+_MAX_HOPS = 40  # as the kernel's and Nix's limits on a chain of links
+
+
+def follow_links(targets: Mapping[str, str], files: Mapping[str, str]) -> dict[str, str | None]:
+    """Each link -> the file its chain of links ends at in the tree, or None when it leaves
+    the tree (an absolute target, too many `..`), ends at nothing, or loops."""
+    return {link: _end_of_chain(link, targets, files) for link in targets}
+
+
+def _end_of_chain(link: str, targets: Mapping[str, str], files: Mapping[str, str]) -> str | None:
+    path = link
+    for _ in range(_MAX_HOPS):
+        target = targets[path]
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        if target.startswith("/") or joined.split("/")[0] == "..":
+            return None
+        if joined not in targets:
+            return joined if joined in files else None
+        path = joined
+    return None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Variants of a build repository that has recipes but no catalog, from its recipe files.
 
-Strict: every file under `.flox/pkgs/` is a variant of the grammar (DESIGN §2.4) or a
-reported problem, unless it is ignored by name. flox's NEF names packages by path
+Strict: every file under `.flox/pkgs/` is a variant of the grammar (`names`, with its
+declared aliases) or a reported problem, unless it is ignored: by a glob of the settings file
+(`ci-tools.yaml`'s `ignore:`) or by name (`--ignore`). flox's NEF names packages by path
 (`dirToAttrs`): `<name>.nix` and `<name>/default.nix` are package `<name>` (the folder's
 other files are that package's), any other folder is a package *set* (`lib/x.nix` is
 package `lib.x`, which `flox build` builds), so a folder without `default.nix` is a
@@ -17,7 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ci_tools.catalog import names
+from ci_tools.catalog import builtin, layout, names
+from ci_tools.catalog.settings import Settings
 from ci_tools.catalog.yamlsrc import did_you_mean
 from ci_tools.plan.matrix import Target
 
@@ -27,41 +29,33 @@ _OLD_PYTHON = re.compile(r"-python3[0-7]-")
 BASE_PACKAGE = "pytorch"
 # The packages a build repository without a catalog may hold (barstoolbluz/build-pytorch
 # has these three); any other prefix is a misspelling or needs a catalog.
-KNOWN_PACKAGES = ("pytorch", "torchaudio", "torchvision")
+KNOWN_PACKAGES = tuple(builtin.PACKAGES)
 
-# /proc/cpuinfo flags per ISA (DESIGN §2.3); the shipped catalog's `isas` hold the same, a
-# test keeps them equal. These are also the ISAs a name may carry.
+# /proc/cpuinfo flags per ISA: the built-in facts. These are also the ISAs a name may carry.
 DEFAULT_CPUINFO: Mapping[str, tuple[str, ...]] = {
-    "avx": ("avx",),
-    "avx2": ("avx2", "fma", "f16c"),
-    "avx512": ("avx512f", "avx512dq", "avx512vl", "avx512bw"),
-    "avx512bf16": ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_bf16"),
-    "avx512vnni": ("avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni"),
-    "armv8_2": ("fphp", "asimdhp", "asimddp"),
-    "armv9": ("sve", "sve2"),
+    name: isa.cpuinfo for name, isa in builtin.ISAS.items()
 }
 
 
 @dataclass(frozen=True, kw_only=True)
 class Discovered:
     targets: tuple[Target, ...]
+    parsed: tuple[names.ParsedName, ...]  # what each target's name says, in the same order
     problems: tuple[str, ...]  # "<file>: <what is wrong and what would be right>"
-    ignored: tuple[str, ...]  # files left out by name
+    ignored: tuple[str, ...]  # files left out by a glob or by name
 
 
-def discover(files: Iterable[str], *, ignore: Iterable[str] = (), pkgs_dir: str) -> Discovered:
+def discover(
+    files: Iterable[str],
+    *,
+    ignore: Iterable[str] = (),
+    pkgs_dir: str,
+    settings: Settings = Settings(),  # noqa: B008 - frozen, never changed
+) -> Discovered:
     """`files`: every file under `pkgs_dir`, as paths relative to it."""
     ignored_names = set(ignore)
-    top_files: list[str] = []
-    folders: dict[str, list[str]] = {}
-    for rel in sorted(files):
-        head, sep, rest = rel.partition("/")
-        if sep:
-            folders.setdefault(head, []).append(rest)
-        else:
-            top_files.append(rel)
+    top_files, folders, ignored = _by_place(files, settings, pkgs_dir)
     problems: list[str] = []
-    ignored: list[str] = []
     candidates: list[tuple[str, str]] = []  # (package name, the file that declares it)
     for file in top_files:
         stem = file.removesuffix(".nix")
@@ -70,7 +64,7 @@ def discover(files: Iterable[str], *, ignore: Iterable[str] = (), pkgs_dir: str)
         elif not file.endswith(".nix"):
             problems.append(
                 f"{pkgs_dir}/{file}: not a recipe (only <name>.nix and <name>/default.nix are "
-                f"packages): move it out of {pkgs_dir}/, or pass --ignore {file}"
+                f"packages): move it out of {pkgs_dir}/, or ignore it ({_IGNORE})"
             )
         else:
             candidates.append((stem, f"{pkgs_dir}/{file}"))
@@ -84,25 +78,47 @@ def discover(files: Iterable[str], *, ignore: Iterable[str] = (), pkgs_dir: str)
                 f"{pkgs_dir}/{folder}/: flox makes a folder without default.nix a package set "
                 f"(its {inner[0]} is package {folder}.{inner[0].removesuffix('.nix')}): move "
                 f"shared Nix to nix/ at the repository root, add {folder}/default.nix if it is "
-                f"one package, or pass --ignore {folder}"
+                f"one package, or ignore it ({_IGNORE})"
             )
     parsed: list[names.ParsedName] = []
     for name, file in candidates:
-        found, problem = _check(name)
+        found, problem = _check(name, settings.builds)
         if found is not None:
             parsed.append(found)
         else:
-            problems.append(f"{file}: {problem}; or pass --ignore {name}")
+            problems.append(f"{file}: {problem}; or ignore it ({_IGNORE})")
     present = {p.name for p in parsed}
     return Discovered(
         targets=tuple(_target(p, present) for p in parsed),
+        parsed=tuple(parsed),
         problems=tuple(problems),
         ignored=tuple(ignored),
     )
 
 
-def _check(name: str) -> tuple[names.ParsedName | None, str]:
-    parsed = names.parse_name(name)
+_IGNORE = f"a glob under `ignore:` in {layout.SETTINGS}, or --ignore NAME"
+
+
+def _by_place(
+    files: Iterable[str], settings: Settings, pkgs_dir: str
+) -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """(files directly in the folder, folder -> its files, files the settings ignore)."""
+    top_files: list[str] = []
+    folders: dict[str, list[str]] = {}
+    skipped: list[str] = []
+    for rel in sorted(files):
+        head, sep, rest = rel.partition("/")
+        if settings.ignores(rel):
+            skipped.append(f"{pkgs_dir}/{rel}")
+        elif sep:
+            folders.setdefault(head, []).append(rest)
+        else:
+            top_files.append(rel)
+    return top_files, folders, skipped
+
+
+def _check(name: str, builds: tuple[str, ...]) -> tuple[names.ParsedName | None, str]:
+    parsed = names.parse_name(name, builds)
     if parsed is None:
         fixed = names.respell(name)
         if fixed is not None:
@@ -112,11 +128,12 @@ def _check(name: str) -> tuple[names.ParsedName | None, str]:
                 f'"{name}" is not a variant name: python<3 and the minor version> is '
                 "python39, python311, python313 ... (python31 would be Python 3.1)"
             )
-        head, extra = _grammar_prefix(name)
+        head, extra = _grammar_prefix(name, builds)
         if head is not None:
             return None, (
                 f'"{name}" is not a variant name: "{extra}" after "{head}" is outside the '
-                "grammar (another build of one variant needs its own name in the grammar)"
+                f"grammar; if it marks another build of that variant, add "
+                f'"{extra.lstrip("-")}" under `builds:` in {layout.SETTINGS}'
             )
         return None, f'"{name}" is not a variant name ({names.GRAMMAR})'
     if parsed.package not in KNOWN_PACKAGES:
@@ -132,12 +149,12 @@ def _check(name: str) -> tuple[names.ParsedName | None, str]:
     return parsed, ""
 
 
-def _grammar_prefix(name: str) -> tuple[str | None, str]:
+def _grammar_prefix(name: str, builds: tuple[str, ...]) -> tuple[str | None, str]:
     """The longest leading part of `name`, cut at a "-", that is a variant name."""
     parts = name.split("-")
     for cut in range(len(parts) - 1, 2, -1):
         head = "-".join(parts[:cut])
-        if names.parse_name(head) is not None:
+        if names.parse_name(head, builds) is not None:
             return head, "-" + "-".join(parts[cut:])
     return None, ""
 
@@ -155,4 +172,5 @@ def _target(parsed: names.ParsedName, present: set[str]) -> Target:
         sm=parsed.sm,
         isa=parsed.isa,
         cpuinfo=DEFAULT_CPUINFO.get(parsed.isa) if parsed.isa is not None else None,
+        build=parsed.build,
     )

@@ -5,11 +5,14 @@ Inputs, and nothing else:
   file of `.flox/pkgs/<name>/`) and of every file it references, transitively, wherever it
   lies in the repository (`../../nix/builders/x.nix` included); a non-Nix file a recipe
   references (a patch) by its git blob id; a reference to nothing by its path, marked
-  missing (deleting or renaming an imported file changes its importers' fingerprints);
+  missing (deleting or renaming an imported file changes its importers' fingerprints); a
+  symbolic link by its target's path, and the file it leads to as one it references (Nix
+  follows links before reading a file, so a link's target is what builds);
 * the catalog facts that reach the build or its checks (`build_facts`);
 * `.flox/env/manifest.toml` and `.flox/env/manifest.lock`;
 * the normalisation used (Nix's parse, or raw bytes without Nix), so the two never compare
-  equal by accident.
+  equal by accident; the fingerprint's text also names it (`kinds`: `nix-...`, `raw-...`),
+  so that no reader compares fingerprints of two kinds.
 The nixpkgs pin reaches it twice: as a catalog fact, and as the text of the recipe or pin
 file that names it. Docs, tests, `.flox/.gitignore`, templates and line numbers are not inputs.
 
@@ -29,13 +32,12 @@ from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
 from ci_tools.catalog.variants import Variant
 from ci_tools.plan.checkout import Tree
+from ci_tools.plan.kinds import FingerprintKind, compose
 from ci_tools.plan.nixinputs import NixFile, NixReader, resolve
 
 _SHARED = (f"{layout.NIX_DIR}/", f"{layout.PKGS_DIR}/lib/")
 ENV_FILES = (layout.MANIFEST, layout.MANIFEST_LOCK)
 FINGERPRINT_VERSION = 1
-# Hex digits of the fingerprint: 128 bits, and short enough for a status description.
-_LENGTH = 32
 
 
 def recipe_files(
@@ -50,8 +52,9 @@ def recipe_files(
 
 @dataclass(frozen=True, kw_only=True)
 class Fingerprints:
-    by_stack: Mapping[str, str]
+    by_stack: Mapping[str, str]  # stack -> `<kind>-<hex>`
     problems: tuple[str, ...]  # references to nothing, files Nix cannot parse
+    kind: FingerprintKind
 
 
 class Fingerprinter:
@@ -59,6 +62,10 @@ class Fingerprinter:
 
     def __init__(self, reader: NixReader) -> None:
         self.reader = reader
+
+    @property
+    def kind(self) -> FingerprintKind:
+        return FingerprintKind.NIX if self.reader.use_nix else FingerprintKind.RAW
 
     def stacks(
         self,
@@ -96,8 +103,8 @@ class Fingerprinter:
                 "members": [per_variant[m] for m in members],
             }
             text = json.dumps(document, sort_keys=True, separators=(",", ":"))
-            out[stack] = hashlib.sha256(text.encode()).hexdigest()[:_LENGTH]
-        return Fingerprints(by_stack=out, problems=problems)
+            out[stack] = compose(self.kind, hashlib.sha256(text.encode()).hexdigest())
+        return Fingerprints(by_stack=out, problems=problems, kind=self.kind)
 
     def _graph(
         self, tree: Tree, folders: Mapping[str, list[str]], starts: Iterable[str]
@@ -110,10 +117,15 @@ class Fingerprinter:
         seen = set(frontier)
         # Shared Nix code lives in these folders: parsing it with the recipes saves Nix a
         # start per import depth; files elsewhere are read when something references them.
-        shared = [p for p in tree.files if p.endswith(".nix") and p.startswith(_SHARED)]
+        shared = [
+            p
+            for p in tree.files
+            if p.endswith(".nix") and p.startswith(_SHARED) and p not in tree.links
+        ]
         prefetch = set(shared) if frontier else set()
         while frontier:
-            nix_paths = [p for p in frontier if p.endswith(".nix")]
+            # A link is not read as Nix (its blob is its target's path): it leads to its target.
+            nix_paths = [p for p in frontier if p.endswith(".nix") and p not in tree.links]
             wanted = sorted(set(nix_paths) | prefetch - nix.keys())
             prefetch = set()
             contents = tree.load(wanted) if wanted else {}
@@ -121,6 +133,12 @@ class Fingerprinter:
             found: list[str] = []
             for path in frontier:
                 graph[path] = []
+                if path in tree.links:
+                    target = tree.links[path]
+                    if target is not None:
+                        graph[path].append(target)
+                        found.extend([] if target in seen else [target])
+                    continue
                 facts = nix.get(path)
                 if facts is None:
                     continue

@@ -29,6 +29,11 @@ from ci_tools.plan.runners import Inventory, Placement
 # GitHub runs at most 256 jobs from one matrix.
 SHARD_SIZE = 256
 DEFAULT_MAX_SHARDS = 4
+# GitHub: "Outputs can be a maximum of 1 MB per job ... Size is approximated based on UTF-16
+# encoding" (docs: "Passing information between jobs"). The matrices' share of the plan job's
+# outputs, in UTF-16 bytes; the rest (count, shards, flags) stays far below the difference.
+MATRIX_OUTPUT_BUDGET = 900_000
+_EMPTY_MATRIX = '{"include":[]}'
 
 T = TypeVar("T")
 
@@ -52,6 +57,7 @@ class Target:
     sm: str | None
     isa: str | None
     cpuinfo: tuple[str, ...] | None  # flags a CPU needs to run it; None: unknown ISA
+    build: str | None = None  # a build suffix of its name ("nightly"): another build of it
 
 
 def from_variant(variant: Variant) -> Target:
@@ -189,11 +195,12 @@ def _build_order(target: Target) -> tuple[bool, str]:
 def short_name(target: Target) -> str:
     """'python313-cuda12_8-sm90-avx512' -> 'py313-sm90-avx512': a branch has one CUDA."""
     py = "py" + target.python.replace(".", "")
+    build = f"-{target.build}" if target.build is not None else ""
     if target.kind is Kind.DARWIN:
-        return f"{py}-darwin-mps"
+        return f"{py}-darwin-mps{build}"
     if target.kind is Kind.CPU:
-        return f"{py}-cpu-{target.isa}"
-    return f"{py}-{target.sm}-{target.isa}"
+        return f"{py}-cpu-{target.isa}{build}"
+    return f"{py}-{target.sm}-{target.isa}{build}"
 
 
 def _short_names(targets: Iterable[Target]) -> dict[str, str]:
@@ -253,6 +260,26 @@ def shard(items: Sequence[T], max_shards: int = DEFAULT_MAX_SHARDS) -> list[tupl
         out.append(tuple(items[start : start + size]))
         start += size
     return out
+
+
+def fit(matrix_rows: Sequence[Row], max_shards: int = DEFAULT_MAX_SHARDS) -> int:
+    """How many of `matrix_rows`, from the first, one run can take: at most `max_shards`
+    matrices of SHARD_SIZE entries, and their JSON within MATRIX_OUTPUT_BUDGET. The rest wait
+    for the next run (with --until-green a later push plans them, as the first turn green)."""
+    limit = min(len(matrix_rows), max_shards * SHARD_SIZE)
+    used = 0
+    for index, row in enumerate(matrix_rows[:limit]):
+        # Each row and its comma, and each shard's `{"include":[]}` as the shards grow.
+        used += _utf16(json.dumps(row, separators=(",", ":"))) + 2
+        if index % SHARD_SIZE == 0:
+            used += _utf16(_EMPTY_MATRIX)
+        if used > MATRIX_OUTPUT_BUDGET:
+            return index
+    return limit
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le"))
 
 
 def github_outputs(

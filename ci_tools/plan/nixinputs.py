@@ -113,7 +113,7 @@ class NixReader:
     def _parse(self, root: Path, paths: list[str]) -> list[str] | None:
         self.parser_calls += 1
         result = proc.run([NIX_PARSER, "--parse", "--", *paths], cwd=root, timeout=_TIMEOUT)
-        if not result.ok:
+        if not result.ok or result.truncated:  # a cut answer would misalign files and lines
             return None
         return result.stdout.splitlines()
 

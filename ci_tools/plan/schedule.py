@@ -13,13 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ci_tools.base import ghoutput
+from ci_tools.base.errors import InputError
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.plan.changes import FactsAt, since
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
-from ci_tools.plan.nixinputs import NixReader
+from ci_tools.plan.kinds import FingerprintKind
+from ci_tools.plan.nixinputs import NIX_PARSER, NixReader
+
+if TYPE_CHECKING:
+    from ci_tools.plan import statuses
 
 # The status reads' retries: the plan job waits for GitHub at most this long in all.
 POLICY = RetryPolicy(attempts=4, total_seconds=120.0)
@@ -31,6 +37,8 @@ class Schedule:
     since: str | None  # REF
     lookback: int  # commits whose statuses --until-green reads
     max_api_calls: int
+    kind: FingerprintKind | None = None  # None: Nix's parse where Nix is installed
+    trusted: tuple[str, ...] = ()  # creators whose statuses count; empty: the default
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,6 +46,7 @@ class Scheduled:
     fingerprints: Mapping[str, str]  # stack -> its input fingerprint at HEAD
     keep: frozenset[str] | None  # the stacks to build; None: all of them
     why_empty: str  # when `keep` is empty: why, for a notice
+    kind: FingerprintKind
 
 
 def schedule_stacks(
@@ -50,12 +59,27 @@ def schedule_stacks(
 ) -> Scheduled:
     """Fingerprint `stacks` (entry name -> member variants) at HEAD, warn about what the
     fingerprints found wrong (references to nothing, files Nix cannot parse), and schedule."""
-    fingerprinter = Fingerprinter(NixReader())
+    fingerprinter = Fingerprinter(reader_for(schedule.kind))
     head = fingerprinter.stacks(checkout.head, stacks, head_facts)
     for problem in head.problems:
         ghoutput.warning(problem, env)
     keep, why_empty = _keep(schedule, checkout, stacks, head, fingerprinter, facts_at, env)
-    return Scheduled(fingerprints=head.by_stack, keep=keep, why_empty=why_empty)
+    return Scheduled(fingerprints=head.by_stack, keep=keep, why_empty=why_empty, kind=head.kind)
+
+
+def reader_for(kind: FingerprintKind | None) -> NixReader:
+    """The Nix reader that computes fingerprints of `kind` (None: Nix's parse where
+    `nix-instantiate` is installed, else raw bytes); Nix's parse without Nix is bad input."""
+    if kind is FingerprintKind.RAW:
+        return NixReader(use_nix=False)
+    reader = NixReader()
+    if kind is FingerprintKind.NIX and not reader.use_nix:
+        raise InputError(
+            f"--fingerprint-kind nix: {NIX_PARSER} is not on PATH. Install Nix (Debian/Ubuntu: "
+            "nix-bin), or pass --fingerprint-kind raw; greens recorded with one kind are never "
+            "found by the other"
+        )
+    return reader
 
 
 def _keep(
@@ -98,8 +122,9 @@ def _green(
     fallback = f"--since {schedule.since}" if schedule.since is not None else "the full matrix"
     if not any(env.get(v, "").strip() for v in ("GITHUB_TOKEN", "GH_TOKEN")):
         ghoutput.notice(
-            "--until-green: no GitHub token (GITHUB_TOKEN / GH_TOKEN; a fork's pull request or a "
-            f"local run), so green records cannot be read: scheduling by {fallback}",
+            "--until-green: no GitHub token (GITHUB_TOKEN / GH_TOKEN: a local run, or a step "
+            "that does not pass it; a fork's pull request gets a read-only one, which reads), so "
+            f"green records cannot be read: scheduling by {fallback}",
             env,
         )
         return None
@@ -117,31 +142,77 @@ def _green(
 
     try:
         settings = github_api.settings_from_env(env)
-        api = github_api.connect_lazy(
-            settings,
-            POLICY,
-            lambda line: ghoutput.notice(line, env),
-            per_page=statuses.PER_PAGE,
-        )
+        api = github_api.connect_lazy(settings, POLICY, lambda line: ghoutput.notice(line, env))
         commits = checkout.git.recent_commits("HEAD", schedule.lookback)
-        lookup = statuses.find_green(api, commits, head.by_stack, max_calls=schedule.max_api_calls)
+        lookup = statuses.find_green(
+            api,
+            commits,
+            head.by_stack,
+            kind=head.kind,
+            trusted=schedule.trusted or statuses.DEFAULT_TRUSTED,
+            max_calls=schedule.max_api_calls,
+        )
     except CiToolsError as exc:
         ghoutput.warning(
             f"--until-green: cannot read the green records ({exc}): scheduling by {fallback}",
             env,
         )
         return None
+    _say_ignored(lookup, head.kind, schedule.trusted or statuses.DEFAULT_TRUSTED, env)
+    _say_found(lookup, len(head.by_stack), schedule.max_api_calls, env)
+    return lookup.green
+
+
+def _say_found(
+    lookup: statuses.Lookup, stacks: int, max_calls: int, env: Mapping[str, str]
+) -> None:
     bounds = (
         ""
         if lookup.complete
         else (
-            f"; stopped at --max-api-calls {schedule.max_api_calls} before answering every "
-            "stack: the rest are scheduled"
+            f"; stopped at --max-api-calls {max_calls} before answering every stack: the rest "
+            "are scheduled"
         )
     )
+    pulled = (
+        f", {lookup.pull_commits_read} of associated pull requests"
+        if lookup.pull_commits_read
+        else ""
+    )
     ghoutput.notice(
-        f"--until-green: {len(lookup.green)} of {len(head.by_stack)} stacks are green at their "
-        f"current inputs ({lookup.commits_read} commits, {lookup.calls} status requests{bounds})",
+        f"--until-green: {len(lookup.green)} of {stacks} stacks are green at their current "
+        f"inputs ({lookup.commits_read} commits{pulled}, {lookup.calls} requests{bounds})",
         env,
     )
-    return lookup.green
+
+
+def _say_ignored(
+    lookup: statuses.Lookup,
+    kind: FingerprintKind,
+    trusted: tuple[str, ...],
+    env: Mapping[str, str],
+) -> None:
+    """A notice for each kind of status that named a stack and did not count."""
+    if lookup.untrusted:
+        who = ", ".join(f"{login} ({n})" for login, n in sorted(lookup.untrusted.items())[:10])
+        ghoutput.notice(
+            f"--until-green: ignored success statuses of ci-tools/ contexts not created by "
+            f"{' or '.join(trusted)}: {who}; only the workflow's own identity records greens "
+            "(name another with --trusted-creator)",
+            env,
+        )
+    if lookup.pulls_refused is not None:
+        ghoutput.notice(
+            f"--until-green: pull requests not read ({lookup.pulls_refused}): the plan job "
+            "needs `pull-requests: read`, else what a squash- or rebase-merged pull request "
+            "proved is built again",
+            env,
+        )
+    if lookup.other_kind:
+        other = ", ".join(f"{n} of kind {k}" for k, n in sorted(lookup.other_kind.items()))
+        ghoutput.notice(
+            f"--until-green: ignored green statuses of another fingerprint kind ({other}): this "
+            f"plan computes {kind.description} fingerprints ({kind.value}-...), and fingerprints "
+            "of two kinds are never compared; those stacks are built again",
+            env,
+        )

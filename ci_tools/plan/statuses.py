@@ -1,30 +1,50 @@
 """Green fingerprints as GitHub commit statuses: rebuild until green.
 
-After a stack's build and tests pass, the build job records its input fingerprint on the
-built commit (`ci-tools mark-green`): a commit status, state `success`, context
-`ci-tools/<stack>`, description `inputs <fingerprint>`. The plan job (`ci-tools matrix
---until-green`) reads the statuses of the branch's recent commits and schedules exactly the
-stacks whose current fingerprint has no such record. So a failed, cancelled or skipped
-build is scheduled on every push until it is green; a docs-only push, or a revert to a state
-already green, schedules nothing; the statuses show per stack on each commit in GitHub's UI.
+After a stack's build and tests pass, the build leg records its input fingerprint
+(`ci-tools mark-green`): a commit status, state `success`, context `ci-tools/<stack>`,
+description `inputs <fingerprint>` (the fingerprint names its kind: `kinds`). On a push it is
+recorded on the pushed commit; on a pull request on the pull request's head commit (the
+event's `pull_request.head.sha`), never on GitHub's temporary merge commit, which no later
+run reaches. The plan job (`ci-tools matrix --until-green`) schedules exactly the stacks whose
+current fingerprint no trusted status records. So a failed, cancelled or skipped build is
+scheduled on every push until it is green; a docs-only push, or a revert to a state already
+green, schedules nothing; the statuses show per stack on each commit in GitHub's UI.
 
-API: GitHub's REST "Commit statuses" (`POST /repos/{owner}/{repo}/statuses/{sha}` needs
-`statuses: write`; `GET /repos/{owner}/{repo}/commits/{ref}/statuses` lists newest first,
-up to 100 a page), through PyGithub (`Commit.create_status`, `Commit.get_statuses`),
-honouring GITHUB_API_URL, each request retried by `ci_tools.base.retry` (`github_api.Api.call`).
-The lookback is bounded: the `DEFAULT_COMMITS` newest commits HEAD reaches (read from the
-local clone, no request; through every parent, so on a pull request's merge commit the pull
-request's own commits, where `mark-green --commit <head sha>` records, are read) and `DEFAULT_MAX_CALLS` requests; it stops as soon as every stack is
-answered. A stack not found green within the bounds is scheduled: a spare build, never a
-missed one.
+Which commits are read, newest first, until every stack is answered:
+* the commits HEAD reaches (read from the local clone, no request), through every parent: a
+  pull request's merge commit, or a merge commit that merged one, reaches its commits;
+* for each of them with one parent (a squash or rebase merge makes commits whose parents do
+  not include the pull request's), the pull requests GitHub associates with it ("List pull
+  requests associated with a commit": the merged pull request that introduced it), and
+  their head commit and commits ("List commits on a pull request", at most 250).
+A fingerprint is the hash of the inputs, so the commit that holds it is only where to look:
+a status counts wherever it sits, when it names the stack's current fingerprint.
+
+Which statuses count: state `success`, context `ci-tools/<stack>`, the stack's current
+fingerprint, of the plan's kind, created by a trusted identity (`DEFAULT_TRUSTED`, the
+identity GITHUB_TOKEN writes as, or those the workflow names). Anyone else's, however well
+formed, is ignored and the plan says so: a status is easy to forge for anyone who may write
+statuses, and a forged green would skip a build.
+
+API: GitHub's REST "Commit statuses" (`POST /repos/{o}/{r}/statuses/{sha}` needs `statuses:
+write`; `GET .../commits/{ref}/statuses` lists newest first, up to 100 a page), "Commits"
+(`GET .../commits/{sha}/pulls`) and "Pulls" (`GET .../pulls/{n}/commits`), through PyGithub,
+honouring GITHUB_API_URL, each request retried by `ci_tools.base.retry` (`github_api.Api`).
+Bounded: at most `max_calls` requests in all; a stack not found green within the bounds is
+scheduled: a spare build, never a missed one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ci_tools.base.github_answers import PER_PAGE, read_page, text_or_none
+from ci_tools.plan import kinds
+from ci_tools.plan.kinds import FingerprintKind
 
 if TYPE_CHECKING:
     from ci_tools.base.github_api import Api
@@ -32,10 +52,13 @@ if TYPE_CHECKING:
 CONTEXT_PREFIX = "ci-tools/"
 DEFAULT_COMMITS = 50
 DEFAULT_MAX_CALLS = 100
-PER_PAGE = 100
-_DESCRIPTION = re.compile(r"inputs ([0-9a-f]{32})")
+# The identity GitHub Actions' GITHUB_TOKEN creates statuses as (the `creator` of each one).
+DEFAULT_TRUSTED = ("github-actions[bot]",)
+# GitHub lists at most 250 commits of a pull request ("List commits on a pull request").
+PULL_COMMITS_LIMIT = 250
+_DESCRIPTION = re.compile(r"inputs (\S{1,80})")
 _STACK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,120}")
-_FINGERPRINT = re.compile(r"[0-9a-f]{32}")
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 
 
 def context(stack: str) -> str:
@@ -54,9 +77,15 @@ def check_stack(stack: str) -> str | None:
 
 
 def check_fingerprint(fingerprint: str) -> str | None:
-    if not _FINGERPRINT.fullmatch(fingerprint):
+    return kinds.check(fingerprint)
+
+
+def check_login(login: str) -> str | None:
+    """Why `login` cannot be a GitHub user's or app's login; None when it can."""
+    if not _LOGIN.fullmatch(login):
         return (
-            f'"{fingerprint}" is not a fingerprint (32 lower-case hex digits, as the matrix prints)'
+            f'"{login}" is not a GitHub login (letters, digits and "-", an app\'s with '
+            '"[bot]", e.g. github-actions[bot])'
         )
     return None
 
@@ -64,65 +93,219 @@ def check_fingerprint(fingerprint: str) -> str | None:
 @dataclass(frozen=True, kw_only=True)
 class Lookup:
     green: frozenset[str]  # stacks whose wanted fingerprint is green on a commit read
-    commits_read: int
+    commits_read: int  # of the local lookback
+    pull_commits_read: int  # commits of associated pull requests
     calls: int
     complete: bool  # every stack answered, or every commit of the lookback read
+    # Statuses that name a wanted stack's context and were not counted, and why.
+    untrusted: Mapping[str, int] = field(default_factory=dict)  # creator -> statuses
+    other_kind: Mapping[str, int] = field(default_factory=dict)  # kind ("none") -> statuses
+    pulls_refused: str | None = None  # why pull requests were not read, when they were not
+
+
+class _Budget(Exception):
+    """The request budget is spent."""
+
+
+class _Refused(Exception):
+    """GitHub refused an optional request."""
+
+
+class _Reader:
+    """Reads statuses for `find_green`, counting requests and what it ignored."""
+
+    def __init__(
+        self,
+        api: Api,
+        wanted: Mapping[str, str],
+        *,
+        kind: FingerprintKind,
+        trusted: frozenset[str],
+        max_calls: int,
+    ) -> None:
+        self.api = api
+        self.pending = dict(wanted)
+        self.kind = kind
+        self.trusted = trusted
+        self.max_calls = max_calls
+        self.calls = 0
+        self.exhausted = False
+        self.pulls_refused: str | None = None  # why GitHub would not list pull requests
+        self.seen: set[str] = set()
+        self.untrusted: Counter[str] = Counter()
+        self.other_kind: Counter[str] = Counter()
+
+    def request(self, what: str, action: Any, *, optional: bool = False) -> Any:
+        """One request within the budget. `optional`: GitHub's refusal raises `_Refused`
+        (naming the answer) for the caller to do without, instead of failing the lookup."""
+        if self.calls >= self.max_calls:
+            self.exhausted = True
+            raise _Budget
+        self.calls += 1
+        if not optional:
+            return self.api.call(what, action)
+        from github import GithubException
+        from requests import RequestException
+
+        try:
+            return self.api.attempt(what, action)
+        except (GithubException, RequestException) as exc:
+            answer = f"HTTP {exc.status}" if isinstance(exc, GithubException) else "no answer"
+            raise _Refused(f"GitHub refused to {what}: {answer}") from None
+
+    def read_commit(self, sha: str) -> None:
+        """Every page of `sha`'s statuses, unless read before."""
+        if sha in self.seen:
+            return
+        listing = self.api.repository.get_commit(sha).get_statuses()  # lazy: no request
+        page = 0
+        while self.pending:
+            statuses = self.request(
+                f"list the statuses of {sha[:12]}",
+                lambda page=page: read_page(listing, page, _green_record),
+            )
+            for record in statuses.items:
+                self.count(record)
+            if not statuses.full:
+                break
+            page += 1
+        self.seen.add(sha)
+
+    def count(self, record: _GreenRecord) -> None:
+        if record.stack not in self.pending:
+            return
+        if record.creator not in self.trusted:
+            self.untrusted[record.creator] += 1
+            return
+        kind = kinds.kind_of(record.fingerprint)
+        if kind is not self.kind:
+            self.other_kind[kind.value if kind else "none"] += 1
+            return
+        if record.fingerprint == self.pending[record.stack]:
+            del self.pending[record.stack]
+
+    def pull_commits(self, sha: str) -> Iterator[str]:
+        """The head commit, then the other commits, newest first, of each pull request
+        GitHub associates with `sha`. Where GitHub refuses to list pull requests (the job
+        lacks `pull-requests: read`) none are read again, and the plan says so: the commits'
+        own statuses still count."""
+        if self.pulls_refused is not None:
+            return
+        try:
+            pulls = self.request(
+                f"list the pull requests of {sha[:12]}",
+                lambda: read_page(self.api.repository.get_commit(sha).get_pulls(), 0, _pull),
+                optional=True,
+            ).items
+        except _Refused as exc:
+            self.pulls_refused = str(exc)
+            return
+        for pull, head in pulls:
+            yield head
+            try:
+                shas = self.commits_of(pull)
+            except _Refused as exc:
+                self.pulls_refused = str(exc)
+                return
+            yield from (s for s in reversed(shas) if s != head)
+
+    def commits_of(self, pull: Any) -> list[str]:
+        """A pull request's commits, oldest first (GitHub lists at most 250)."""
+        listing = pull.get_commits()
+        shas: list[str] = []
+        for page in range(PULL_COMMITS_LIMIT // PER_PAGE + 1):
+            if not self.pending:
+                break
+            commits = self.request(
+                f"list the commits of pull request #{pull.number}",
+                lambda page=page, listing=listing: read_page(
+                    listing, page, lambda commit: text_or_none(commit, "sha")
+                ),
+                optional=True,
+            )
+            shas += commits.items
+            if not commits.full:
+                break
+        return shas
+
+
+@dataclass(frozen=True)
+class _GreenRecord:
+    stack: str
+    fingerprint: str  # "" when the description names none
+    creator: str
+
+
+def _pull(pull: Any) -> tuple[Any, str] | None:
+    """A pull request with its head commit's sha; None when the head names no sha."""
+    head = text_or_none(getattr(pull, "head", None), "sha")
+    return None if head is None else (pull, head)
+
+
+def _green_record(status: Any) -> _GreenRecord | None:
+    """A success status of ours; None for any other status, or one whose fields are not
+    strings (`context: null` is no green record)."""
+    state, context = text_or_none(status, "state"), text_or_none(status, "context")
+    if state != "success" or context is None or not context.startswith(CONTEXT_PREFIX):
+        return None
+    match = _DESCRIPTION.fullmatch(text_or_none(status, "description") or "")
+    creator = text_or_none(getattr(status, "creator", None), "login") or "(unknown)"
+    return _GreenRecord(context.removeprefix(CONTEXT_PREFIX), match[1] if match else "", creator)
 
 
 def find_green(
     api: Api,
-    commits: Sequence[str],
+    commits: Sequence[tuple[str, int]],
     wanted: Mapping[str, str],
     *,
+    kind: FingerprintKind,
+    trusted: Sequence[str] = DEFAULT_TRUSTED,
     max_calls: int = DEFAULT_MAX_CALLS,
 ) -> Lookup:
-    """Which of `wanted` (stack -> current fingerprint) a success status on one of `commits`
-    (newest first) records."""
-    pending = dict(wanted)
-    calls = 0
+    """Which of `wanted` (stack -> current fingerprint, of `kind`) a trusted success status
+    records, reading `commits` ((sha, number of parents), newest first) and the pull
+    requests associated with each one that is not a merge."""
+    reader = _Reader(api, wanted, kind=kind, trusted=frozenset(trusted), max_calls=max_calls)
     read = 0
-    for sha in commits:
-        if not pending or calls >= max_calls:
-            break
-        commit = api.repository.get_commit(sha)  # lazy: no request
-        page = 0
-        while True:
-            if calls >= max_calls:
+    pulled = 0
+    try:
+        for sha, parents in commits:
+            if not reader.pending:
                 break
-            listing = commit.get_statuses()
-            statuses = api.call(
-                f"list the statuses of {sha[:12]}",
-                lambda listing=listing, page=page: list(listing.get_page(page)),  # type: ignore[misc]
-            )
-            calls += 1
-            for status in statuses:
-                if status.state != "success" or not status.context.startswith(CONTEXT_PREFIX):
-                    continue
-                stack = status.context.removeprefix(CONTEXT_PREFIX)
-                match = _DESCRIPTION.fullmatch(status.description or "")
-                if stack in pending and match is not None and match[1] == pending[stack]:
-                    del pending[stack]
-            if len(statuses) < PER_PAGE:
-                read += 1
-                break
-            page += 1
+            reader.read_commit(sha)
+            read += 1
+            if parents == 1 and reader.pending:
+                for pull_sha in reader.pull_commits(sha):
+                    if not reader.pending:
+                        break
+                    if pull_sha not in reader.seen:
+                        reader.read_commit(pull_sha)
+                        pulled += 1
+    except _Budget:
+        pass
     return Lookup(
-        green=frozenset(wanted) - frozenset(pending),
+        green=frozenset(wanted) - frozenset(reader.pending),
         commits_read=read,
-        calls=calls,
-        complete=not pending or read == len(commits),
+        pull_commits_read=pulled,
+        calls=reader.calls,
+        complete=not reader.pending or (read == len(commits) and not reader.exhausted),
+        untrusted=dict(reader.untrusted),
+        other_kind=dict(reader.other_kind),
+        pulls_refused=reader.pulls_refused,
     )
 
 
 def mark_green(
     api: Api, *, commit: str, stack: str, fingerprint: str, target_url: str | None
-) -> None:
-    """Record `fingerprint` of `stack` as green on `commit` (one request)."""
+) -> str | None:
+    """Record `fingerprint` of `stack` as green on `commit` (one request, and its bounded
+    retries). None when recorded; else why GitHub did not take it, for a notice: a green
+    that is not recorded costs a later rebuild, never a failed leg."""
     from github import GithubException
     from requests import RequestException
 
-    from ci_tools.base.errors import InputError
     from ci_tools.base.github_api import translate
+    from ci_tools.base.github_transient import is_transient
 
     target = api.repository.get_commit(commit)
     kwargs = {"target_url": target_url} if target_url else {}
@@ -135,10 +318,14 @@ def mark_green(
             ),
         )
     except (GithubException, RequestException) as exc:
-        if isinstance(exc, GithubException) and exc.status == 403:
+        if isinstance(exc, GithubException) and exc.status == 403 and not is_transient(exc):
             # The generic message names `contents: write`; statuses need their own permission.
-            raise InputError(
-                f"GitHub refused to {what} (HTTP 403): the job needs `permissions: statuses: "
-                "write` (a pull request from a fork never gets it: skip this step there)"
-            ) from None
-        raise translate(what, exc, api.settings) from None
+            return (
+                f"GitHub refused to {what} (HTTP 403): the token is read-only here (a fork's or "
+                "Dependabot's pull request) or the job lacks `permissions: statuses: write`; "
+                "not recorded, so the next plan builds the stack again"
+            )
+        return (
+            f"{translate(what, exc, api.settings)}; not recorded, so the next plan builds it again"
+        )
+    return None

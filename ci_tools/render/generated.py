@@ -5,10 +5,13 @@ rendering writes to (not below it): it writes missing and stale ones, deletes ge
 the catalog no longer produces, and never touches anything else; a file without the header
 where the rendering puts one is reported instead.
 
-Writing is one transaction (`fsutil.Transaction`): every new file is staged in full inside the
-output folder, a journal is committed, then the files are renamed into place. A run killed
-before the commit leaves the folder as it was; one killed after it is finished by the next
-run. `--check` reports what an interrupted run left behind.
+Writing is one transaction (`transaction.Transaction`): every new file is staged in full
+inside the output folder, a journal is committed, then the files are renamed into place. A run
+killed before the commit leaves the folder as it was; one killed after it is finished by the
+next run (`recover`), and only if a run on this machine wrote its journal. `--check` reports
+what an interrupted run left behind. Every write and delete stays inside `roots` once symlinks
+are resolved (`fsutil.confine`): the checkout for the default output folder, the folder itself
+for one named with `--out`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ci_tools.base import fsutil
+from ci_tools.base import bounded, fsutil, transaction
 from ci_tools.base.errors import InputError
 from ci_tools.render.recipes import RenderedFile, is_generated
 
@@ -71,7 +74,7 @@ def plan(out_dir: Path, files: Iterable[RenderedFile]) -> Plan:
         extra=tuple(extra),
         foreign=tuple(sorted(foreign)),
         unchanged=unchanged,
-        leftovers=tuple(fsutil.leftovers(out_dir, [out_dir / f for f in folders])),
+        leftovers=tuple(transaction.leftovers(out_dir, [out_dir / f for f in folders])),
         folders=folders,
     )
 
@@ -93,10 +96,22 @@ def retired_folders(folders: Sequence[str]) -> tuple[str, ...]:
     )
 
 
-def apply(plan: Plan, also: Sequence[tuple[Path, str]] = ()) -> list[str]:
+def prepare(out_dir: Path, roots: Sequence[Path]) -> None:
+    """The output folder, made if missing: only where it stays inside `roots`."""
+    fsutil.confine(out_dir / transaction.STAGING, roots)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def recover(out_dir: Path, files: Sequence[RenderedFile], roots: Sequence[Path]) -> list[str]:
+    """Finish or undo what an interrupted run left in `out_dir`; say what was done."""
+    folders = tuple(out_dir / folder for folder in write_folders(files))
+    return transaction.Transaction(out_dir, folders, tuple(roots)).recover()
+
+
+def apply(plan: Plan, also: Sequence[tuple[Path, str]] = (), roots: Sequence[Path] = ()) -> None:
     """Write missing and stale files (and `also`: other paths, e.g. the README), delete extra
-    ones, all in one transaction. Refuses if a file is in the way. Returns what was recovered
-    from an interrupted run."""
+    ones, all in one transaction, every path inside `roots` (default: the output folder).
+    Refuses if a file is in the way."""
     if plan.foreign:
         listed = "\n".join(f"  {plan.out_dir / path}" for path in plan.foreign)
         raise InputError(
@@ -106,7 +121,7 @@ def apply(plan: Plan, also: Sequence[tuple[Path, str]] = ()) -> list[str]:
     rendered = [(plan.out_dir / f.path, f.text) for f in (*plan.missing, *plan.stale)]
     deletes = [plan.out_dir / path for path in plan.extra]
     folders = tuple(plan.out_dir / folder for folder in plan.folders)
-    return fsutil.Transaction(plan.out_dir, folders).run([*rendered, *also], deletes)
+    transaction.Transaction(plan.out_dir, folders, tuple(roots)).run([*rendered, *also], deletes)
 
 
 def _check_paths(files: Sequence[RenderedFile]) -> None:
@@ -117,13 +132,19 @@ def _check_paths(files: Sequence[RenderedFile]) -> None:
             raise InputError(f'"{file.path}" would be written outside the output folder')
 
 
+# A rendered file is a few kilobytes; one far larger is not ours.
+MAX_FILE_BYTES = 1 << 20
+
+
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        return bounded.read_text(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return None
-    except (UnicodeDecodeError, IsADirectoryError, NotADirectoryError, PermissionError):
-        return ""  # not ours whatever it is: reported as in the way, never overwritten
+    except (UnicodeDecodeError, OSError):
+        # A folder, FIFO, device, huge or unreadable file: not ours whatever it is, so it is
+        # reported as in the way and never overwritten.
+        return ""
 
 
 def _generated_nix_files(out_dir: Path, folders: Iterable[str]) -> list[str]:

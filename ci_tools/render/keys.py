@@ -1,5 +1,5 @@
-"""The README's key reference: every key of catalog.yaml and runners.yaml, from their
-declarations (`ci_tools/catalog/tables.py`), with whether it is required, what its value may
+"""The README's key reference: every key of catalog.yaml, runners.yaml and ci-tools.yaml, from
+their declarations (`ci_tools/catalog/tables.py`, `settings.py`), with whether it is required, what its value may
 be, its default and what it is for. `ci-tools generate` keeps the block current.
 """
 
@@ -8,12 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from ci_tools.catalog import grammar, layout, tables
+from ci_tools.catalog import grammar, layout, settings, tables
 from ci_tools.catalog.scalars import Bool, Enum, Int, Text, Version
 from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Shape, Table
 
 BLOCK = "keys"
-FILES = ((layout.CATALOG, tables.CATALOG), (layout.RUNNERS, tables.RUNNERS))
+FILES = (
+    (layout.CATALOG, tables.CATALOG),
+    (layout.RUNNERS, tables.RUNNERS),
+    (layout.SETTINGS, settings.SETTINGS),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,8 +32,9 @@ class Row:
 def reference() -> str:
     """The block's Markdown, below its BEGIN marker."""
     out = [
-        f"<!-- {layout.GENERATED_MARKER} from its declaration of {layout.CATALOG} and "
-        f"{layout.RUNNERS} (ci_tools/catalog/tables.py). Do not edit: run `ci-tools generate` -->"
+        f"<!-- {layout.GENERATED_MARKER} from its declaration of {layout.CATALOG}, "
+        f"{layout.RUNNERS} (ci_tools/catalog/tables.py) and {layout.SETTINGS} "
+        "(ci_tools/catalog/settings.py). Do not edit: run `ci-tools generate` -->"
     ]
     for file, table in FILES:
         out += ["", f"### `{file}`", "", "| Key | | Value | Default | What it is |"]

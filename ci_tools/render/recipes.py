@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class RenderedFile:
-    path: str  # relative to the output directory: "pytorch-...nix", "lib/nixpkgs.nix"
+    path: str  # relative to the output directory: "pytorch-python313-cpu-avx2.nix"
     text: str
 
 
@@ -103,7 +103,7 @@ def pin_context(catalog: Catalog, variant: Variant) -> dict[str, object]:
     """What the recipe passes to `nix/nixpkgs.nix`: the pin, config and overlays of its toolkit.
 
     CUDA recipes set `cudaCapabilities` to their one SM, so every CUDA library in the closure
-    (MAGMA first of all) is compiled for that SM only, as seed 000's per-SM MAGMA is.
+    (MAGMA first of all) is compiled for that SM only: a per-SM MAGMA.
     """
     branch = variant.branch
     rev, sha256 = variant.pin
@@ -139,7 +139,13 @@ def toolkit_comment(variant: Variant) -> str:
 
 
 def describe(variant: Variant) -> str:
-    """One line for `meta.description` and the recipe's comment."""
+    """One line for `meta.description` and the recipe's comment, from build facts only.
+
+    The recipe's text is an input of its build (its fingerprint), so the descriptive catalog
+    fields (a GPU's family and hardware, an ISA's description) stay out of it: adding a GPU
+    to a hardware list would otherwise schedule rebuilds of identical store paths (`meta` is
+    not part of the derivation). The README's tables carry them instead.
+    """
     version = f"{variant.package.name} {variant.version or ''}".strip()
     python = f"Python {variant.python}"
     if variant.requires is not None:
@@ -148,14 +154,13 @@ def describe(variant: Variant) -> str:
         return f"{version} for Apple Silicon (MPS), {python}"
     assert variant.isa is not None
     if variant.kind is Kind.CPU:
-        return f"{version}, CPU only, {variant.isa.description}, {python}"
+        return f"{version}, CPU only, {variant.isa.name}, {python}"
     assert variant.gpu is not None
     gpu = variant.gpu
-    hardware = f": {', '.join(gpu.hardware)}" if gpu.hardware else ""
     return (
-        f"{version} for {gpu.name.upper()} ({gpu.family}{hardware}), "
+        f"{version} for {gpu.name.upper()} (compute capability {gpu.capability}), "
         f"CUDA {variant.toolkit.cuda if variant.toolkit else variant.branch.cuda}, "
-        f"{variant.isa.description}, {python}"
+        f"{variant.isa.name}, {python}"
     )
 
 

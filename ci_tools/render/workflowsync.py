@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ci_tools.base import bounded
 from ci_tools.base.errors import InputError, Problem, SourceError
 
 CI_WORKFLOW = "ci.yml"
@@ -64,11 +65,14 @@ class FileSync:
     new_text: str
 
 
+MAX_WORKFLOW_BYTES = 4 << 20  # a workflow is a few kilobytes
+
+
 def sync_file(
     path: Path, display: str, specs: Sequence[ListSpec], branches: Sequence[str]
 ) -> FileSync:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = bounded.read_text(path, MAX_WORKFLOW_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{display}: cannot read: {exc}") from None
     stale, new_text = sync_text(text, display, specs, branches)

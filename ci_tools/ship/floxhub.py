@@ -18,6 +18,7 @@ from pathlib import Path
 from ci_tools.base import proc
 from ci_tools.base.retry import RetryPolicy, call
 from ci_tools.build.results import PublishOutcome, PublishStatus
+from ci_tools.catalog.names import flox_target
 
 # Output of `flox publish` that means "try again later", not "your package is wrong".
 TRANSIENT_MESSAGES: tuple[str, ...] = (
@@ -49,7 +50,7 @@ def is_transient(output: str) -> bool:
 
 
 def publish_argv(org: str, variant: str) -> list[str]:
-    return ["flox", "publish", "-o", org, variant]
+    return ["flox", "publish", "-o", org, flox_target(variant)]
 
 
 class PublishError(Exception):
@@ -62,7 +63,7 @@ class PublishError(Exception):
 
 
 def show_argv(org: str, variant: str) -> list[str]:
-    return ["flox", "show", f"{org}/{variant}"]
+    return ["flox", "show", f"{org}/{flox_target(variant)}"]
 
 
 _LATEST = re.compile(r"^Latest:\s+\S+@(\S+)\s*$", re.MULTILINE)

@@ -31,8 +31,13 @@ ORG_GRAMMAR = (
 )
 
 
+def is_org(text: str) -> bool:
+    """Whether `text` is an organisation name (what `flox install ORG/NAME` may hold)."""
+    return _ORG.fullmatch(text) is not None
+
+
 def validate_org(org: str) -> str:
-    if not _ORG.fullmatch(org):
+    if not is_org(org):
         # ascii(): a newline or control character in the value is shown, not obeyed
         raise InputError(f"--org {org!a} is not a valid organisation name: use {ORG_GRAMMAR}")
     return org

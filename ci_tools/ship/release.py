@@ -1,6 +1,7 @@
 """The GitHub release of one branch at one commit: tag, outcome table, notes, merged summary.
 
-Pure: records and the catalog in, text and JSON out. `ci_tools.base.github_api` does the talking.
+Pure: records and the catalog in, text and JSON out. `ci_tools.ship.notes` renders the notes;
+`ci_tools.base.github_api` does the talking.
 
 Tag scheme: `<branch>-<first 12 hex digits of the commit>`, e.g. `cuda-12_9-1a2b3c4d5e6f`.
 Catalog branch names are unique and the commit pins the recipes, so one tag names exactly one
@@ -14,17 +15,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
+from ci_tools.base import markup
 from ci_tools.base.errors import InputError
 from ci_tools.build import coverage, policy, results
 from ci_tools.build.results import SCHEMA, PublishStatus, ResultRecord, Status
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Branch
 from ci_tools.catalog.variants import Variant
 
-NOTES_TEMPLATE = "release-notes.md.j2"
 SHORT_SHA = 12
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -107,6 +106,9 @@ def outcome_of(record: ResultRecord | None, scope: str = "static") -> Outcome:
 
 @dataclass(frozen=True, kw_only=True)
 class Row:
+    """One variant's line in the notes; `libraries` and `detail` quote records, so they hold
+    Markdown made with `markup.text`."""
+
     variant: str
     package: str
     platform: str
@@ -147,6 +149,21 @@ class Notes:
     @property
     def failed(self) -> tuple[Row, ...]:
         return tuple(r for r in self.rows if r.outcome.failed)
+
+    @property
+    def publishable(self) -> tuple[Row, ...]:
+        """Published, or would be but for a dry run."""
+        return tuple(r for r in self.rows if r.outcome in (Outcome.PUBLISHED, Outcome.DRY_RUN))
+
+
+def of_commit(
+    records: Sequence[ResultRecord], commit: str
+) -> tuple[list[ResultRecord], list[ResultRecord]]:
+    """The records of `commit` (or that name none), and those of another commit: a record
+    of another build says nothing about this one, and is never listed as published here."""
+    mine = [r for r in records if r.commit is None or r.commit.lower() == commit]
+    other = [r for r in records if r.commit is not None and r.commit.lower() != commit]
+    return mine, other
 
 
 def check_records(records: Sequence[ResultRecord], branch: str, known: Iterable[str]) -> None:
@@ -213,11 +230,7 @@ def _row(
     missing = record is None and planned
     if missing:
         outcome = Outcome.BUILD_FAILED
-    # The org the record says it went to: `--org` names where this run published, and a
-    # variant published elsewhere (or nowhere) must not get an install line for it.
-    publish_org = record.publish.org if record and record.publish else None
-    if org is not None and publish_org != org:
-        publish_org = None
+    publish_org = _install_org(record, org)
     return Row(
         variant=variant.name,
         package=variant.package.name,
@@ -236,20 +249,34 @@ def _row(
         ),
         libraries=_libraries(record),
         import_time=_import_time(record),
-        proof=policy.describe(record) if record is not None else "",
+        proof=markup.text(policy.describe(record)) if record is not None else "",
     )
+
+
+def _install_org(record: ResultRecord | None, org: str | None) -> str | None:
+    """The org of the install line: the one the record says the variant went to. `--org`
+    names where this run published, and a variant published elsewhere (or nowhere) gets no
+    install line; without `--org`, the record's org only where it is an organisation name
+    (`publish.validate_org`'s grammar): a record is no place to take a shell line from."""
+    from ci_tools.ship import publish
+
+    publish_org = record.publish.org if record and record.publish else None
+    if publish_org is None or (org is not None and publish_org != org):
+        return None
+    return publish_org if publish.is_org(publish_org) else None
 
 
 def _detail(record: ResultRecord | None, outcome: Outcome, scope: str) -> str:
     if record is None:
         return ""
     if outcome is Outcome.NOT_PROVEN:
-        return policy.judge(record, scope).why
+        return markup.text(policy.judge(record, scope).why)
     if outcome is Outcome.TEST_FAILED and record.test is not None:
-        failed = [c.name for c in record.test.checks if c.status is Status.FAILED]
+        failed = [markup.text(c.name) for c in record.test.checks if c.status is Status.FAILED]
         return "failed checks: " + ", ".join(failed) if failed else ""
     if outcome is Outcome.PUBLISH_FAILED and record.publish is not None:
-        return record.publish.detail.splitlines()[0] if record.publish.detail else ""
+        lines = record.publish.detail.splitlines()
+        return markup.text(lines[0]) if lines else ""
     return ""
 
 
@@ -258,7 +285,7 @@ def _libraries(record: ResultRecord | None) -> str:
     if figures is None:
         return ""
     return " + ".join(
-        f"{lib.name.removeprefix('libtorch_').removesuffix('.so')} {_size(lib.bytes)}"
+        f"{markup.text(lib.name.removeprefix('libtorch_').removesuffix('.so'))} {_size(lib.bytes)}"
         for lib in figures.libraries
     )
 
@@ -279,31 +306,6 @@ def _size(size: int | None) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
-
-
-def render_notes(notes: Notes, templates_dir: Path) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
-
-    env = Environment(
-        loader=FileSystemLoader(str(templates_dir)),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,  # noqa: S701  Markdown for GitHub, not HTML
-    )
-    try:
-        template = env.get_template(NOTES_TEMPLATE)
-    except TemplateNotFound:
-        raise InputError(
-            f"{templates_dir / NOTES_TEMPLATE}: release notes template not found; "
-            f"run ci-tools in the build repository's root"
-        ) from None
-    return template.render(notes=notes)
-
-
-def templates_dir(catalog_path: Path) -> Path:
-    return catalog_path.parent / layout.TEMPLATES_DIR
 
 
 def asset_name(tag: str) -> str:

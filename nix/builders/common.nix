@@ -4,6 +4,28 @@ lib:
 rec {
   q = lib.escapeShellArg;
 
+  # The pin's package, if it is the version the catalog names. A version the pin does not
+  # ship (and no `sources` override brings) would otherwise build the pin's own version under
+  # the catalog's name, found only by the smoke test hours later; evaluation stops instead.
+  checkVersion =
+    {
+      pname,
+      package, # the catalog's package name: "pytorch"
+      version, # the catalog's version of it: "2.8.0"
+      pythonPackages,
+      attribute,
+      drv, # pkgs.${pythonPackages}.${attribute}, after the catalog's source overrides
+    }:
+    if drv.version == version then
+      drv
+    else
+      throw (
+        "ci-tools: ${pname}: catalog.yaml says ${package} ${version}, but the pinned nixpkgs' "
+        + "${pythonPackages}.${attribute} is ${drv.version}. Add `sources.${package}` with "
+        + "version ${version} and its hash to the branch (or set versions.${package} to "
+        + "${drv.version}), then run `ci-tools generate`."
+      );
+
   # CPU flags appended to CXXFLAGS/CFLAGS as one word.
   cpuFlags = flags: ''
     export CXXFLAGS="$CXXFLAGS "${q (lib.concatStringsSep " " flags)}

@@ -5,6 +5,8 @@
   pname,
   pythonPackages,
   attribute,
+  package, # the catalog's package name: "pytorch"
+  version, # the catalog's version: the pin's, or a `sources` override's
   isa, # { name = "avx2"; flags = [ ... ]; disables = [ ... ]; platform = "x86_64-linux"; }
   description,
   maxJobs ? 32,
@@ -13,8 +15,12 @@
 let
   inherit (pkgs) lib;
   sh = import ./common.nix lib;
+  pinned = sh.checkVersion {
+    inherit pname package version pythonPackages attribute;
+    drv = pkgs.${pythonPackages}.${attribute};
+  };
 in
-(pkgs.${pythonPackages}.${attribute}.override {
+(pinned.override {
   cudaSupport = false;
   mklDnnSupport = !(lib.elem "MKLDNN" isa.disables);
 }).overrideAttrs

@@ -5,6 +5,8 @@
   pname, # the variant's name, which is also its file name
   pythonPackages, # "python313Packages"
   attribute, # "torch"
+  package, # the catalog's package name: "pytorch"
+  version, # the catalog's version: the pin's, or a `sources` override's
   gpu, # { name = "sm90"; capability = "9.0"; cudnn = true; }
   isa, # { name = "avx512"; flags = [ ... ]; disables = [ ... ]; platform = "x86_64-linux"; }
   description,
@@ -14,13 +16,17 @@
 let
   inherit (pkgs) lib;
   sh = import ./common.nix lib;
+  pinned = sh.checkVersion {
+    inherit pname package version pythonPackages attribute;
+    drv = pkgs.${pythonPackages}.${attribute};
+  };
   # cuDNN >= 9.12 refuses capabilities below 7.5, and torch takes cuDNN from its cudaPackages
   # whenever the set has one (`cudaPackages ? cudnn`), whatever USE_CUDNN says: an SM without
   # cuDNN gets a set without it.
   cudaPackages =
     if gpu.cudnn then pkgs.cudaPackages else builtins.removeAttrs pkgs.cudaPackages [ "cudnn" ];
 in
-(pkgs.${pythonPackages}.${attribute}.override {
+(pinned.override {
   cudaSupport = true;
   gpuTargets = [ gpu.capability ];
   inherit cudaPackages;

@@ -5,6 +5,8 @@
   pname,
   pythonPackages,
   attribute,
+  package, # the catalog's package name: "pytorch"
+  version, # the catalog's version: the pin's, or a `sources` override's
   description,
   maxJobs ? 32,
 }:
@@ -12,8 +14,12 @@
 let
   inherit (pkgs) lib;
   sh = import ./common.nix lib;
+  pinned = sh.checkVersion {
+    inherit pname package version pythonPackages attribute;
+    drv = pkgs.${pythonPackages}.${attribute};
+  };
 in
-pkgs.${pythonPackages}.${attribute}.overrideAttrs (old: {
+pinned.overrideAttrs (old: {
   inherit pname;
 
   passthru = (old.passthru or { }) // {

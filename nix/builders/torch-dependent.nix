@@ -6,6 +6,8 @@
   pname,
   pythonPackages,
   attribute, # "torchvision"
+  package, # the catalog's package name: "torchvision"
+  version, # the catalog's version: the pin's, or a `sources` override's
   torch, # the sibling PyTorch recipe's derivation
   gpu ? null, # as for torch-cuda.nix; null for CPU and Apple builds
   isa, # null for the Apple build, else { name; flags; disables; platform; }
@@ -17,8 +19,12 @@
 let
   inherit (pkgs) lib;
   sh = import ./common.nix lib;
+  pinned = sh.checkVersion {
+    inherit pname package version pythonPackages attribute;
+    drv = pkgs.${pythonPackages}.${attribute};
+  };
 in
-(pkgs.${pythonPackages}.${attribute}.override { inherit torch; }).overrideAttrs (old: {
+(pinned.override { inherit torch; }).overrideAttrs (old: {
   inherit pname;
 
   passthru = (old.passthru or { }) // {

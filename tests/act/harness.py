@@ -136,6 +136,7 @@ class Scenario:
         self.work = tmp / "work"
         self.origin = tmp / "origin.git"
         self.artifacts = tmp / "artifacts"
+        self.pages = tmp / "pages"  # what deploy-pages deployed (tests/act/actions/standin.py)
         self.flox_log = tmp / "flox-calls.log"  # written by tests/act/hooks/flox
         self.flox_state = tmp / "floxhub"
         self.cache = tmp / "cache"
@@ -290,6 +291,10 @@ class Scenario:
         `stub_outputs` replaces a job with a passing stub that sets these outputs."""
         source = self.work / ".github" / "workflows" / workflow
         doc = load_yaml(source)
+        if event == "workflow_dispatch":
+            # A dispatch is a new run, and the Pages artifact (uploaded without `overwrite`)
+            # belongs to its run alone on GitHub; this store outlives the runs of a scenario.
+            shutil.rmtree(self.artifacts / "github-pages", ignore_errors=True)
         for job_id, result in (stub or {}).items():
             doc["jobs"][job_id] = self._stub(job_id, doc["jobs"][job_id], result, {})
         for job_id, values in (stub_outputs or {}).items():
@@ -371,6 +376,7 @@ class Scenario:
             "ACT_STANDIN": str(STANDIN),
             "ACT_STANDIN_ORIGIN": str(self.origin),
             "ACT_ARTIFACTS": str(self.artifacts),
+            "ACT_PAGES": str(self.pages),
             "PIP_NO_INDEX": "1",
             "PIP_FIND_LINKS": str(wheelhouse()),
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",

@@ -343,33 +343,45 @@ def test_release_dispatch_builds_tests_publishes_in_one_job_then_one_release(
     builds = [n for c in calls if c["argv"][:1] == ["build"] for n in c["argv"][1:]]
     assert builds == ["pytorch-python313-cpu-avx2", "torchvision-python313-cpu-avx2"]
     assert run.ran("release")
-    (made,) = github.state.releases
-    assert made["tag_name"] == f"main-{commit[:12]}"
-    assert made["target_commitish"] == commit
-    assert "pytorch-python313-cpu-avx2" in made["body"]
-    outcomes = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
     # The double's build is a placeholder with no Python: tested and failed, not published.
-    assert outcomes["pytorch-python313-cpu-avx2"] == "test failed"
-    assert outcomes["pytorch-python313-cpu-avx512"] == "not selected"
+    records = {r["variant"]: r for r in released.scenario.records().values()}
+    assert records["pytorch-python313-cpu-avx2"]["test"]["status"] == "failed"
+    assert "pytorch-python313-cpu-avx512" not in records
+    # Nothing was published, so there is no release (issue 19): the job is red and says why.
+    assert github.state.releases == []
+    assert run.result("release") == "failure"
+    assert "no release: nothing was published" in run.text()
 
 
-def test_release_keeps_earlier_variants_when_a_second_dispatch_selects_fewer(
+def test_release_dispatch_publishes_the_selector_page(released: Released) -> None:
+    run, s = released.run, released.scenario
+    assert run.result("page") == "success", run.text()
+    assert run.result("page-deploy") == "success", run.text()
+    assert run.step_output("page-deploy", "deployment", "page_url") == (
+        f"https://{harness.REPOSITORY.replace('/', '.github.io/', 1)}/"
+    )
+    page = (s.pages / "index.html").read_text(encoding="utf-8")
+    # Install lines for the org the run published to; this run's records in the page's data.
+    assert "flox install acme/pytorch-python313-cpu-avx2" in page
+    assert '"main/pytorch-python313-cpu-avx2":{"sizes"' in page
+
+
+def test_a_narrower_second_dispatch_builds_only_its_selection(
     released: Released,
 ) -> None:
-    s, github, commit = released.scenario, released.github, released.commit
-    first = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
-    assert first["torchvision-python313-cpu-avx2"] == "test failed"
+    """A second dispatch at the same commit with a narrower selection builds only that. (That
+    the release keeps the earlier dispatch's records is shown where something was published:
+    test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_rest.)"""
+    s, github = released.scenario, released.github
     s.artifacts.rename(s.tmp / "artifacts-run-1")  # a new run has its own artifacts
     narrower = release_inputs(select="pytorch-python313-cpu-avx2")
     env = {"GITHUB_API_URL": github.url}
-    s.act("workflow_dispatch", harness.dispatch_event(narrower), "release.yml", env=env)
-    (made,) = github.state.releases
-    second = {v["variant"]: v["outcome"] for v in release_asset(github, commit)["variants"]}
-    # TorchVision was not selected this time; the release keeps its earlier record.
-    assert second["torchvision-python313-cpu-avx2"] == "test failed"
+    run = s.act("workflow_dispatch", harness.dispatch_event(narrower), "release.yml", env=env)
     assert s.built().count("torchvision-python313-cpu-avx2") == 1
     assert s.built().count("pytorch-python313-cpu-avx2") == 2
-    assert "torchvision-python313-cpu-avx2" in made["body"]
+    # Nothing published in either dispatch: still no release.
+    assert github.state.releases == []
+    assert "no release: nothing was published" in run.text()
 
 
 def test_push_during_a_release_does_not_change_what_it_builds_and_releases(
@@ -399,10 +411,12 @@ def test_push_during_a_release_does_not_change_what_it_builds_and_releases(
         assert harness.git(s.origin, "rev-parse", "main") == moved
         assert run.step_output("plan", "commit", "commit") == planned
         assert {c["head"] for c in s.flox_calls() if c["argv"][:1] == ["build"]} == {planned}
-        (made,) = github.state.releases
-        assert made["tag_name"] == f"main-{planned[:12]}"
-        assert made["target_commitish"] == planned
+        # The release job judged the planned commit's records (nothing was published: no
+        # release, issue 19), not the commit pushed meanwhile.
         assert run.ran("release")
+        assert github.state.releases == []
+        assert "variants of main: " in run.text()
+        assert {r["commit"] for r in s.records().values()} == {planned}
 
 
 @pytest.fixture(scope="module")

@@ -118,3 +118,84 @@ def test_setup_python_refuses_a_version_this_machine_lacks(tmp_path: Path) -> No
     have = f"{sys.version_info.major}.{sys.version_info.minor}"
     assert action("setup-python", tmp_path, python_version=have).returncode == 0
     assert (tmp_path / "path").read_text().strip().endswith("setup-python/bin")
+
+
+def _pages_env(tmp: Path) -> dict[str, str]:
+    (tmp / "rt").mkdir(exist_ok=True)
+    return {
+        "GITHUB_RUN_ID": "1",
+        "GITHUB_REPOSITORY": "acme/torch-builds",
+        "GITHUB_SHA": "0" * 40,
+        "GITHUB_ACTOR": "ci",
+        "GITHUB_ACTION": "deployment",
+        "GITHUB_OUTPUT": str(tmp / "rt" / "output"),
+        "ACT_PAGES": str(tmp / "pages"),
+    }
+
+
+def deploy(tmp: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **_pages_env(tmp), "ACT_ARTIFACTS": str(tmp / "store")}
+    env.update({"INPUT_TOKEN": "ghs_x", "INPUT_ARTIFACT_NAME": "github-pages", **extra})
+    return subprocess.run(
+        [sys.executable, str(STANDIN), "deploy-pages"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _site_artifact(tmp: Path, link: bool = False) -> None:
+    site = tmp / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<p>page</p>")
+    if link:
+        (site / "other.html").symlink_to(site / "index.html")
+    artifact = tmp / "store" / "github-pages"
+    artifact.mkdir(parents=True)
+    # What upload-pages-artifact's own tar makes, without --dereference when `link` asks for one.
+    flags = [] if link else ["--dereference", "--hard-dereference"]
+    subprocess.run(
+        ["tar", *flags, "--directory", str(site), "-cf", str(artifact / "artifact.tar"), "."],
+        check=True,
+    )
+
+
+def test_deploy_pages_deploys_the_site_and_names_its_url(tmp_path: Path) -> None:
+    _site_artifact(tmp_path)
+    done = deploy(tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert (tmp_path / "pages" / "index.html").read_text() == "<p>page</p>"
+    assert (tmp_path / "rt" / "output").read_text() == (
+        "page_url=https://acme.github.io/torch-builds/\n"
+    )
+
+
+def test_deploy_pages_refuses_what_pages_refuses(tmp_path: Path) -> None:
+    missing = deploy(tmp_path)
+    assert missing.returncode == 1
+    assert 'No artifacts named "github-pages" were found for this workflow run' in missing.stdout
+    _site_artifact(tmp_path, link=True)
+    linked = deploy(tmp_path)
+    assert linked.returncode == 1
+    assert "only files and folders" in linked.stdout
+    (tmp_path / "store" / "github-pages" / "artifact.tar").write_text("not a tar")
+    assert "a single tar file" in deploy(tmp_path).stdout
+    no_token = deploy(tmp_path, INPUT_TOKEN="")
+    assert "Input required and not supplied: token" in no_token.stdout
+
+
+def test_deploy_pages_needs_the_run_variables(tmp_path: Path) -> None:
+    _site_artifact(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTION"}
+    env.update({k: v for k, v in _pages_env(tmp_path).items() if k != "GITHUB_ACTION"})
+    env.update({"ACT_ARTIFACTS": str(tmp_path / "store"), "INPUT_TOKEN": "t"})
+    done = subprocess.run(
+        [sys.executable, str(STANDIN), "deploy-pages"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "GITHUB_ACTION is undefined. Cannot continue." in done.stdout

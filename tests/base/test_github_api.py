@@ -16,7 +16,7 @@ import responses
 from responses import matchers
 
 from ci_tools import cli
-from ci_tools.base import github_api
+from ci_tools.base import github_api, github_transient
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.commands import release as release_command
 from tests.conftest import DATA
@@ -93,8 +93,12 @@ def _run(
     return code, out, err
 
 
-def _repo(mock: responses.RequestsMock) -> None:
+def _repo(mock: responses.RequestsMock, *, tag: bool = True) -> None:
     mock.get(_at(REPO_URL), json=_body("github-repo.json"))
+    if not tag:
+        return
+    # The release's tag does not exist yet (`ship.target` asks before writing).
+    mock.get(_at(f"{REPO_URL}/git/ref/tags/{TAG}"), status=404, json=_body("github-error-404.json"))
 
 
 def _no_release_yet(mock: responses.RequestsMock) -> None:
@@ -410,15 +414,15 @@ def test_ratelimit_reset_header_sets_the_wait() -> None:
         {"message": "API rate limit exceeded for installation ID 1."},
         {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000"},
     )
-    assert github_api.is_transient(exc)
-    assert github_api.server_delay(exc, now=lambda: 990.0) == 11.0
+    assert github_transient.is_transient(exc)
+    assert github_transient.server_delay(exc, now=lambda: 990.0) == 11.0
 
 
 def test_permission_denied_is_not_retried() -> None:
     from github import GithubException
 
     exc = GithubException(403, {"message": "Resource not accessible by integration"}, {})
-    assert not github_api.is_transient(exc)
+    assert not github_transient.is_transient(exc)
     settings = github_api.Settings(token=TOKEN, api_url=API, repository="acme/torch-builds")
     assert isinstance(github_api._translate("create release", exc, settings), InputError)
 
@@ -456,7 +460,7 @@ def test_list_published_prints_what_this_commits_release_published_to_the_org(
         ],
     }  # fmt: skip
     for _ in range(2):
-        _repo(api)
+        _repo(api, tag=False)
         api.get(_at(f"{REPO_URL}/releases/tags/{TAG}"), json=_release())
         api.get(_at(f"{RELEASE_URL}/assets"), json=[_body("github-asset.json")])
         api.get(_at(ASSET_URL), body=json.dumps(asset).encode(), content_type="application/json")
@@ -473,7 +477,7 @@ def test_list_published_without_a_release_prints_nothing(
     api: responses.RequestsMock,
     capsys,  # type: ignore[no-untyped-def]
 ) -> None:
-    _repo(api)
+    _repo(api, tag=False)
     _no_release_yet(api)
     assert _list_published(capsys, "--org", "acme")[:2] == (0, "")
 
@@ -482,7 +486,7 @@ def test_list_published_refuses_an_asset_of_another_commit(
     api: responses.RequestsMock,
     capsys,  # type: ignore[no-untyped-def]
 ) -> None:
-    _repo(api)
+    _repo(api, tag=False)
     api.get(_at(f"{REPO_URL}/releases/tags/{TAG}"), json=_release())
     api.get(_at(f"{RELEASE_URL}/assets"), json=[_body("github-asset.json")])
     api.get(_at(ASSET_URL), body=json.dumps({"commit": "f" * 40, "variants": []}).encode())

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from ci_tools.base import retry
 from ci_tools.base.retry import RetryPolicy, call
 
 
@@ -100,3 +101,31 @@ def test_server_delay_beyond_the_budget_stops_now() -> None:
     with pytest.raises(Transient):
         call(clock.policy(), action, transient=lambda e: True, server_delay=lambda e: 3600.0)
     assert clock.sleeps == [] and len(calls) == 1
+
+
+def test_within_returns_what_the_action_returns_or_raises() -> None:
+    deadline = retry.Deadline.after(5.0)
+    assert retry.within(deadline, lambda: 42) == 42
+    with pytest.raises(KeyError):
+        retry.within(deadline, lambda: {}["x"])
+
+
+def test_within_gives_up_on_an_action_that_outlasts_the_deadline() -> None:
+    import threading
+    import time
+
+    release = threading.Event()
+    started = time.monotonic()
+    with pytest.raises(retry.DeadlinePassed):
+        retry.within(retry.Deadline.after(0.2), lambda: release.wait(30))
+    assert time.monotonic() - started < 2
+    release.set()
+
+
+def test_a_spent_deadline_runs_nothing() -> None:
+    ran: list[int] = []
+    clock = iter([0.0, 10.0]).__next__
+    deadline = retry.Deadline.after(5.0, clock)
+    with pytest.raises(retry.DeadlinePassed):
+        retry.within(deadline, lambda: ran.append(1))
+    assert ran == []

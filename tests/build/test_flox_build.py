@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from ci_tools.build import flox_build, results
 from ci_tools.build.results import Status
 from ci_tools.catalog import variants
 from ci_tools.catalog.model import Catalog
+from tests.build import fakeflox
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -29,53 +29,10 @@ BASE = "pytorch-python313-cuda12_8-sm90-avx512"
 VISION = "torchvision-python313-cuda12_8-sm90-avx512"
 OTHER = "pytorch-python313-cpu-avx2"
 
-FAKE_FLOX = """\
-#!{python}
-import json, os, sys, time
-from pathlib import Path
-
-argv = sys.argv[1:]
-log = Path(os.environ["FAKE_FLOX_LOG"])
-with log.open("a") as handle:
-    handle.write(json.dumps(argv) + "\\n")
-variant = argv[1]
-calls = sum(1 for line in log.read_text().splitlines() if json.loads(line) == argv)
-plan = dict(item.split("=", 1) for item in os.environ.get("FAKE_FLOX_FAIL", "").split(",") if item)
-mode = plan.get(variant, "ok")
-print("building " + variant, flush=True)
-if mode == "hang":
-    Path(os.environ["FAKE_FLOX_HANGING"]).write_text(variant)
-    time.sleep(3600)
-if mode == "transient" or (mode == "transient-once" and calls == 1):
-    print("error: unable to download 'https://cache.example/nar/x.nar.xz': HTTP error 503")
-    sys.exit(1)
-if mode == "compile":
-    print("aten/src/ATen/native/Foo.cpp:12:5: error: 'bar' was not declared in this scope")
-    print("ninja: build stopped: subcommand failed.")
-    sys.exit(1)
-store = Path(os.environ["FAKE_FLOX_STORE"]) / ("0000-" + variant)
-store.mkdir(parents=True, exist_ok=True)
-link = Path.cwd() / ("result-" + variant)
-if link.is_symlink():
-    link.unlink()
-link.symlink_to(store)
-print("built " + variant)
-"""
-
 
 @pytest.fixture
 def fake_flox(tmp_path: Path) -> dict[str, str]:
-    """An environment whose PATH has the fake flox first; its argv log is FAKE_FLOX_LOG."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    flox = bindir / "flox"
-    flox.write_text(FAKE_FLOX.format(python=sys.executable), encoding="utf-8")
-    flox.chmod(flox.stat().st_mode | stat.S_IXUSR)
-    return {
-        "PATH": os.pathsep.join([str(bindir), os.environ.get("PATH", "")]),
-        "FAKE_FLOX_LOG": str(tmp_path / "flox-argv.log"),
-        "FAKE_FLOX_STORE": str(tmp_path / "store"),
-    }
+    return fakeflox.env(tmp_path)
 
 
 def calls(env: dict[str, str]) -> list[list[str]]:
@@ -231,6 +188,19 @@ def test_cli_builds_a_stack_and_writes_records(
     assert record.build.started_at is not None
     assert record.build.store_path == str((tmp_path / "store" / f"0000-{VISION}").resolve())
     assert record.test is None
+
+
+def test_cli_without_results_writes_where_publish_reads(
+    run_cli: CliRunner, tmp_path: Path, repo_root: Path, fake_flox: dict[str, str]
+) -> None:
+    cli = _cli(run_cli, tmp_path, repo_root, fake_flox, OTHER)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    default = tmp_path / "results"  # publish's --results default, relative to the checkout
+    record = results.load(results.result_path(default, OTHER))
+    assert record.build is not None and record.build.status is Status.PASSED
+    assert f"wrote {Path('results') / f'{OTHER}.result.json'}" in cli.stdout
+    publish_help = " ".join(run_cli("publish", "--help").stdout.split())
+    assert "(default: results, where `ci-tools build` and `test` write them)" in publish_help
 
 
 def test_cli_compile_error_is_not_retried(
@@ -400,7 +370,10 @@ def test_kill_9_keeps_every_finished_record_and_names_the_running_one(
         assert finished.build.store_path == str((tmp_path / "store" / f"0000-{BASE}").resolve())
     else:
         assert not results.result_path(out, VISION).exists()
-    assert [p.name for p in out.iterdir() if not p.name.endswith(".result.json")] == []
+    # Nothing but records, and the space set aside for them (hidden, so never uploaded; the
+    # next build to that path takes it over and gives it back).
+    others = [p.name for p in out.iterdir() if not p.name.endswith(".result.json")]
+    assert all(n.startswith(".") and n.endswith(".result.json.reserve") for n in others), others
     # The report counts the interrupted build, and the planned one with no record, as failed.
     planned = tmp_path / "planned.txt"
     planned.write_text(f"{BASE}\n{VISION}\n", encoding="utf-8")
@@ -410,7 +383,7 @@ def test_kill_9_keeps_every_finished_record_and_names_the_running_one(
          "--json", str(summary)],
         env=env, capture_output=True, text=True, check=False, timeout=120,
     )  # fmt: skip
-    assert cli.returncode == 0, cli.stderr
+    assert cli.returncode == 1, cli.stderr  # the killed build failed
     counts = json.loads(summary.read_text(encoding="utf-8"))["counts"]
     assert counts["failed"] == (1 if hang == VISION else 2)
     assert counts["build"]["started"] == 1

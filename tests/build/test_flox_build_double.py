@@ -18,7 +18,12 @@ from ci_tools.build.results import Status
 from ci_tools.catalog import variants
 from ci_tools.catalog.load import load_catalog
 from tests.conftest import REPO_ROOT
-from tests.doubles.flox.test_flox_double import double_environment, make_repo, recipe
+from tests.doubles.flox.test_flox_double import (
+    double_environment,
+    make_repo,
+    recipe,
+    store_environment,
+)
 
 BASE = "pytorch-python313-cuda12_8-sm90-avx512"
 VISION = "torchvision-python313-cuda12_8-sm90-avx512"
@@ -164,15 +169,7 @@ def test_a_built_result_without_python_is_a_failed_test_on_record(
     records that as a failed test (exit 1), not as bad input with no record (exit 2)."""
     out = tmp_path / "records"
     assert _cli(run_cli, checkout, env, OTHER, "--results", str(out)).returncode == 0
-    root = tmp_path / "nix"  # the double's private store: the job's Nix must see it too
-    store_env = {
-        **env,
-        "NIX_STORE_DIR": str(root / "store"),
-        "NIX_STATE_DIR": str(root / "var"),
-        "NIX_LOG_DIR": str(root / "log"),
-        "NIX_CONF_DIR": str(root / "etc"),
-        "NIX_REMOTE": "",
-    }
+    store_env = store_environment(env)  # the job's Nix sees the double's private store
     catalog = str(REPO_ROOT / "catalog.yaml")
     args = ("test", "--catalog", catalog, "--branch", "main", "--results", str(out), OTHER)
     done = run_cli(*args, cwd=checkout, env=store_env)
@@ -183,3 +180,37 @@ def test_a_built_result_without_python_is_a_failed_test_on_record(
     assert record.test is not None and record.test.status is Status.FAILED
     (check,) = record.test.checks
     assert check.name == "interpreter" and "holds no Python 3.13 interpreter" in check.detail
+
+
+def test_a_version_the_pin_lacks_fails_at_evaluation_and_is_not_retried(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """main's pytorch set to 2.13.0 with no source override: the recipe evaluates against the
+    pin's 2.8.0, and the builder stops `flox build` in its evaluation, naming both versions."""
+    from ci_tools.render import recipes
+
+    text = (REPO_ROOT / "catalog.yaml").read_text(encoding="utf-8")
+    text = text.replace('versions: {pytorch: "2.8.0",', 'versions: {pytorch: "2.13.0",', 1)
+    catalog_file = tmp_path / "catalog.yaml"
+    catalog_file.write_text(text, encoding="utf-8")
+    catalog = load_catalog(catalog_file, display_name="catalog.yaml")
+    rendered = recipes.render_branch(catalog, "main", recipes.environment(REPO_ROOT / "templates"))
+    files = {f".flox/pkgs/{f.path}": f.text for f in rendered if f.path == f"{OTHER}.nix"}
+    for path in sorted((REPO_ROOT / "nix").rglob("*.nix")):
+        files[path.relative_to(REPO_ROOT).as_posix()] = path.read_text(encoding="utf-8")
+    work = make_repo(tmp_path, {"catalog.yaml": text, **files})
+    env = double_environment(tmp_path)
+    env["FLOX_DOUBLE_FETCH"] = str(REPO_ROOT / "tests/nix/nixpkgs-double/fetch.nix")
+    out = tmp_path / "records"
+    done = run_cli("build", "--branch", "main", OTHER, "--results", str(out), cwd=work, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert _calls(env) == [["build", OTHER]]  # evaluation errors are never retried
+    record = results.load(results.result_path(out, OTHER))
+    assert record.build is not None and record.build.status is Status.FAILED
+    tail = " ".join(record.build.log_tail.split())
+    assert (
+        "catalog.yaml says pytorch 2.13.0, but the pinned nixpkgs' python313Packages.torch is 2.8.0"
+        in tail
+    )
+    assert "Add `sources.pytorch` with version 2.13.0 and its hash" in tail
+    assert record.build.seconds < 60

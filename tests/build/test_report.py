@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ci_tools.base.errors import InputError
-from ci_tools.build import report, results
+from ci_tools.build import policy, report, results
 from ci_tools.build.results import (
     BuildOutcome,
     Check,
@@ -239,8 +239,9 @@ def test_cli_planned_with_no_records_at_all(run_cli: CliRunner, tmp_path: Path) 
     planned = tmp_path / "plan.txt"
     planned.write_text("pytorch-python313-cpu-avx2\n", encoding="utf-8")
     cli = run_cli("report", str(tmp_path / "none"), "--planned", str(planned))
-    assert cli.returncode == 0, cli.stderr
+    assert cli.returncode == 1, cli.stderr
     assert "1 failed to build (1 planned with no record)" in cli.stdout
+    assert "1 variant(s) failed" in cli.stderr
     cli = run_cli("report", str(tmp_path), "--planned", str(tmp_path / "missing.txt"))
     assert cli.returncode == 2 and "--planned" in cli.stderr and "Traceback" not in cli.stderr
 
@@ -257,7 +258,9 @@ def test_cli_reads_nested_folders(run_cli: CliRunner, tmp_path: Path) -> None:
     folder = write_folder(tmp_path / "results", RECORDS)
     out = tmp_path / "summary.json"
     cli = run_cli("report", str(folder), "--json", str(out))
-    assert cli.returncode == 0, cli.stderr
+    # RECORDS holds failures: the table and the summary are written, then exit 1.
+    assert report.summary(RECORDS)["counts"]["failed"] > 0
+    assert cli.returncode == 1, cli.stderr
     assert cli.stdout == report.markdown(RECORDS)
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(
         json.dumps(report.summary(RECORDS))
@@ -278,6 +281,34 @@ def test_cli_malformed_record_is_exit_2_naming_the_field(
     assert f"{bad}: not a result record: NaN is not a JSON number" in cli.stderr
 
 
+@pytest.mark.parametrize(
+    ("field", "where"),
+    [
+        (("build", "closure_bytes"), "build.closure_bytes"),
+        (("test", "figures", "libraries", 0, "bytes"), "test.figures.libraries[0].bytes"),
+    ],
+)
+def test_cli_a_byte_count_past_json_range_is_exit_2_not_a_crash(
+    run_cli: CliRunner, tmp_path: Path, field: tuple[str | int, ...], where: str
+) -> None:
+    """Issue 20 item 10: 10**400 bytes raised OverflowError in report and release."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    data = RECORDS[0].to_json()
+    node = data
+    for key in field[:-1]:
+        node = node[key]
+    node[field[-1]] = 10**400
+    (folder / "x.result.json").write_text(json.dumps(data), encoding="utf-8")
+    for argv in (
+        ["report", str(folder)],
+        ["release", "--branch", "main", "--results", str(folder)],
+    ):
+        cli = run_cli(*argv, env={"GITHUB_TOKEN": "x" * 20, "GITHUB_REPOSITORY": "a/b"})
+        assert cli.returncode == 2 and "Traceback" not in cli.stderr, cli.stderr[-2000:]
+        assert f"{where}: must be a whole number from 0 to 9007199254740991" in cli.stderr
+
+
 def test_cli_appends_to_the_step_summary(run_cli: CliRunner, tmp_path: Path) -> None:
     folder = write_folder(tmp_path / "results", RECORDS[:2])
     summary = tmp_path / "step-summary.md"
@@ -285,7 +316,7 @@ def test_cli_appends_to_the_step_summary(run_cli: CliRunner, tmp_path: Path) -> 
     cli = run_cli(
         "report", str(folder), "--markdown", str(summary), env={"GITHUB_STEP_SUMMARY": str(summary)}
     )
-    assert cli.returncode == 0, cli.stderr
+    assert cli.returncode == report_exit(RECORDS[:2]), cli.stderr
     assert summary.read_text(encoding="utf-8") == "# Earlier step\n" + report.markdown(RECORDS[:2])
     assert cli.stdout == ""
 
@@ -294,7 +325,8 @@ def test_cli_replaces_any_other_markdown_file(run_cli: CliRunner, tmp_path: Path
     folder = write_folder(tmp_path / "results", RECORDS[:1])
     target = tmp_path / "table.md"
     target.write_text("old\n", encoding="utf-8")
-    assert run_cli("report", str(folder), "--markdown", str(target)).returncode == 0
+    cli = run_cli("report", str(folder), "--markdown", str(target))
+    assert cli.returncode == report_exit(RECORDS[:1]), cli.stderr
     assert target.read_text(encoding="utf-8") == report.markdown(RECORDS[:1])
 
 
@@ -320,3 +352,21 @@ def test_cli_empty_or_missing_folder_is_exit_2(run_cli: CliRunner, tmp_path: Pat
     assert "holds no result records" in run_cli("report", str(tmp_path)).stderr
     cli = run_cli("report", str(tmp_path / "missing"))
     assert cli.returncode == 2 and "no such results folder" in cli.stderr
+
+
+def report_exit(records: list[ResultRecord]) -> int:
+    return 1 if report.summary(records)["counts"]["failed"] else 0
+
+
+def test_cli_exit_0_only_when_nothing_failed(run_cli: CliRunner, tmp_path: Path) -> None:
+    passed = [r for r in RECORDS if policy.publishable(r)]
+    assert passed and report.summary(passed)["counts"]["failed"] == 0
+    cli = run_cli("report", str(write_folder(tmp_path / "ok", passed)))
+    assert cli.returncode == 0, cli.stderr
+    failing = [r for r in RECORDS if not policy.publishable(r)]
+    cli = run_cli("report", str(write_folder(tmp_path / "bad", failing)))
+    assert cli.returncode == 1 and "failed" in cli.stderr
+
+
+def test_help_says_report_exits_1_on_failure(run_cli: CliRunner) -> None:
+    assert "exit 1 when any variant failed" in " ".join(run_cli("report", "--help").stdout.split())

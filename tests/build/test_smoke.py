@@ -536,6 +536,12 @@ def test_real_cpu_torch_against_a_cpu_variant(
     torch_lib = Path(torch_origin()).parent / "lib"
     assert sizes["libtorch_cpu.so"] == (torch_lib / "libtorch_cpu.so").stat().st_size
     assert figures["import_runs"] == 3 and figures["import_seconds"] > 0
+    # site-packages/torch as a whole: the libraries and everything beside them.
+    package = Path(torch_origin()).parent
+    on_disk = sum(
+        p.stat().st_size for p in package.rglob("*") if p.is_file() and not p.is_symlink()
+    )
+    assert figures["package_bytes"] == on_disk > sizes["libtorch_cpu.so"]
     assert results.load(record).test is not None
 
 
@@ -923,3 +929,5 @@ def test_sass_is_judged_even_where_the_host_must_not_run_the_build(
     }
     assert smoke.figures is not None and smoke.figures.import_seconds is None
     assert [lib.name for lib in smoke.figures.libraries] == ["libtorch_cpu.so", *cuda_libs]
+    assert smoke.figures.package_bytes is not None
+    assert smoke.figures.package_bytes > smoke.figures.libraries[0].bytes

@@ -98,7 +98,8 @@ def test_branch_facts(catalog: Catalog) -> None:
     assert c129.cuda_tag == "12_9"
     assert c129.versions == {"pytorch": "2.9.1", "torchvision": "0.24.0"}
     assert c129.nixpkgs_rev == "6a030d535719c5190187c4cec156f335e95e3211"
-    assert catalog.branch("main").min_driver == 550
+    assert catalog.branch("main").min_driver == 570
+    assert catalog.org == "barstoolbluz"
     assert catalog.gpus["sm121"].capability == "12.1"
     assert catalog.gpus["sm61"].cudnn is False
 
@@ -178,7 +179,7 @@ def test_duplicate_names_are_rejected() -> None:
 
 
 def test_unknown_key_suggests_the_right_one() -> None:
-    text = _replace_once(SHIPPED, "        min_driver: 570", "        min_drivr: 570")
+    text = _replace_once(SHIPPED, "        min_driver: 580", "        min_drivr: 580")
     line = _line_of(text, "min_drivr")
     problems = _problems(text)
     assert any(
@@ -221,7 +222,7 @@ def test_bad_nixpkgs_rev_is_rejected() -> None:
 
 def test_all_problems_of_a_stage_are_reported_together() -> None:
     text = _replace_once(SHIPPED, "    level: 1\n", "    levle: 1\n")
-    text = _replace_once(text, "        min_driver: 570", "        min_drivr: 570")
+    text = _replace_once(text, "        min_driver: 580", "        min_drivr: 580")
     problems = _problems(text)
     assert len(problems) == 2
     assert 'unknown key "levle" in ISA avx (did you mean "level"?)' in problems[0]
@@ -454,3 +455,58 @@ def test_bad_catalog_is_exit_2_and_writes_nothing(run_cli: CliRunner, tmp_path: 
     assert result.returncode == 2
     assert "catalog.yaml:" in result.stderr and 'unknown overlay "nope"' in result.stderr
     assert not (tmp_path / ".flox").exists()
+
+
+# --- issue 20 item 11: what the catalog accepts evaluates ------------------------------------
+
+
+def test_the_bare_cuda_packages_set_is_refused() -> None:
+    """`cuda_packages: cudaPackages` made nix/nixpkgs.nix's overlay recurse for ever."""
+    text = _replace_once(SHIPPED, "cuda_packages: cudaPackages_12_8", "cuda_packages: cudaPackages")
+    line = _line_of(text, "cuda_packages: cudaPackages\n".rstrip())
+    (problem,) = [p for p in _problems(text) if "cuda_packages" in p]
+    assert problem.startswith(f"catalog.yaml:{line}: main.cuda_packages")
+    assert "versioned nixpkgs attribute like cudaPackages_12_9" in problem
+    assert "recurse" in problem
+
+
+@pytest.mark.parametrize("python", ["3.9", "3.10", "3.14", "3.1"])
+def test_a_python_the_pins_lack_is_refused_naming_those_they_have(python: str) -> None:
+    text = _replace_once(SHIPPED, 'python: ["3.13"]', f'python: ["{python}"]')
+    problems = _problems(text)
+    assert any(
+        f'main.python: "{python}" is not a Python the nixpkgs pins have (3.11, 3.12, 3.13)' in p
+        for p in problems
+    ), problems
+
+
+def test_unquoted_python_3_10_is_named_as_written_never_as_3_1() -> None:
+    """Issue 20 item 10: the error suggested "3.1" as the fix for 3.10."""
+    problems = _problems(_replace_once(SHIPPED, 'python: ["3.13"]', "python: [3.10]"))
+    assert any('such as "3.10"' in p for p in problems), problems
+    assert not any('"3.1"' in p for p in problems), problems
+
+
+def test_a_package_other_than_torch_needs_requires() -> None:
+    text = _replace_once(
+        SHIPPED,
+        "    import_name: torchvision\n    requires: pytorch\n",
+        "    import_name: torchvision\n",
+    )
+    line = _line_of(text, "  torchvision:")
+    assert any(
+        p.startswith(
+            f"catalog.yaml:{line}: package torchvision (attribute torchvision) has no "
+            "`requires`: only torch builds on its own"
+        )
+        for p in _problems(text)
+    )
+
+
+def test_torch_with_requires_is_refused() -> None:
+    text = _replace_once(
+        SHIPPED,
+        "  torchaudio:\n    attribute: torchaudio\n",
+        "  torchaudio:\n    attribute: torch\n",
+    )
+    assert any("package torchaudio is torch and `requires` pytorch" in p for p in _problems(text))

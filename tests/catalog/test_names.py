@@ -58,10 +58,49 @@ def test_parse(name: str, kind: Kind, platform: Platform, sm: str | None, isa: s
         "pytorch",
         "pytorch-python313-cpu-",
         "pytorch-python313-cuda12.9-sm90-avx2",
-        "pytorch-python313-cpu-armv8.2",
+        "pytorch-python313-cpu-armv8.3",  # no declared alias
+        "pytorch-python313-cpu-avx2-cu128",  # no declared build suffix
         "README",
         "pytorch-python313-darwin-metal",
     ],
 )
 def test_names_outside_the_grammar(name: str) -> None:
     assert names.parse_name(name) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "isa", "build", "suffix"),
+    [
+        # Upstream's published spellings (barstoolbluz/build-pytorch), as declared aliases.
+        ("pytorch-python313-cpu-armv8.2", Kind.CPU, "armv8_2", None, "python313-cpu-armv8.2"),
+        (
+            "pytorch-python313-cuda12_8-sm121-armv9-nightly",
+            Kind.GPU,
+            "armv9",
+            "nightly",
+            "python313-cuda12_8-sm121-armv9-nightly",
+        ),
+        (
+            "torchvision-python313-cuda13_0-sm120-avx512-magma",
+            Kind.GPU,
+            "avx512",
+            "magma",
+            "python313-cuda13_0-sm120-avx512-magma",
+        ),
+        ("pytorch-python313-mps", Kind.DARWIN, None, None, "python313-mps"),
+    ],
+)
+def test_declared_aliases_keep_the_published_name(
+    name: str, kind: Kind, isa: str | None, build: str | None, suffix: str
+) -> None:
+    parsed = names.parse_name(name)
+    assert parsed is not None
+    assert (parsed.name, parsed.kind, parsed.isa, parsed.build) == (name, kind, isa, build)
+    assert parsed.suffix == suffix  # a stack groups by the published spelling
+
+
+def test_a_build_suffix_is_declared_or_refused() -> None:
+    name = "pytorch-python313-cuda12_8-sm120-avx2-cu128"
+    assert names.parse_name(name) is None
+    parsed = names.parse_name(name, (*names.BUILD_SUFFIXES, "cu128"))
+    assert parsed is not None and parsed.build == "cu128" and parsed.isa == "avx2"

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.catalog import tables
+from ci_tools.catalog import settings, tables
 from ci_tools.catalog.model import Kind, Platform
 from ci_tools.catalog.shape import Table, tables_in
 from ci_tools.catalog.yamlsrc import Problems, load_yaml
 
-DECLARED = [tables.CATALOG, tables.RUNNERS]
+DECLARED = [tables.CATALOG, tables.RUNNERS, settings.SETTINGS]
 
 
-@pytest.mark.parametrize("root", DECLARED, ids=["catalog", "runners"])
+@pytest.mark.parametrize("root", DECLARED, ids=["catalog", "runners", "settings"])
 def test_every_table_is_named_once_and_documented(root: Table) -> None:
     by_name: dict[str, Table] = {}
     for table in tables_in(root):

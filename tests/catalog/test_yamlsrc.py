@@ -4,12 +4,13 @@ what it refuses while reading."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pytest
 
 from ci_tools.base.errors import SourceError
-from ci_tools.catalog.yamlsrc import MAX_DEPTH, Node, parse_yaml, plain_scalar
+from ci_tools.catalog.yamlsrc import MAX_DEPTH, MAX_NODES, Node, load_yaml, parse_yaml, plain_scalar
 
 
 def _refused(text: str) -> list[str]:
@@ -160,3 +161,37 @@ def test_files_that_cannot_be_read(tmp_path: Path) -> None:
         load_yaml(tmp_path / "latin1.yaml", "latin1.yaml")
     (tmp_path / "empty.yaml").write_text("# only a comment\n", encoding="utf-8")
     assert load_yaml(tmp_path / "empty.yaml").value is None
+
+
+# --- issue 20 item 4: sizes cost bounded time -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: [" + ",".join(["1"] * 400_000) + "]\n",
+        "a: {" + ",".join(f"k{i}: 1" for i in range(200_000)) + "}\n",
+        "a:\n" + "- x\n" * 900_000,
+    ],
+    ids=["flow-list", "flow-mapping", "block-list"],
+)
+def test_a_document_of_too_many_values_is_refused_naming_its_line(text: str) -> None:
+    (problem,) = _refused(text)
+    assert problem.endswith(f"holds more than {MAX_NODES} values")
+    assert problem.startswith("f.yaml:")
+
+
+def test_a_huge_line_parses() -> None:
+    parsed = parse_yaml("a: 1\n#" + "x" * 800_000 + "\nb: " + "y" * 800_000 + "\n", "f.yaml")
+    assert parsed.value["a"] == 1 and len(parsed.value["b"]) == 800_000
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_catalog_that_is_no_regular_file_is_refused(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "catalog.yaml"
+    if kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(path)
+    with pytest.raises(SourceError, match=r"catalog\.yaml:1: not a regular file"):
+        load_yaml(path, "catalog.yaml")

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from ci_tools import cli
 from ci_tools.base import errors
@@ -111,3 +115,94 @@ def test_parser_imports_only_the_chosen_command() -> None:
     loaded = set(done.stdout.split())
     assert "ci_tools.commands.generate" in loaded
     assert not loaded & {"ci_tools.commands.publish", "ci_tools.commands.release"}
+
+
+HUGE = "x" * 100_000
+NEAR_LIMIT = "y" * cli.MAX_ARGUMENT
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["matrix", "--branch", HUGE],
+        ["matrix", "--select", HUGE],
+        ["build", HUGE],
+        ["report", HUGE],
+        ["detect", "--gpu-cc", HUGE],
+        ["generate", "--out", HUGE],
+        ["matrix", "--branch", NEAR_LIMIT],
+        ["build", NEAR_LIMIT],
+        ["matrix", "--since", NEAR_LIMIT],
+        ["detect", "--gpu-cc", NEAR_LIMIT],
+    ],
+    ids=lambda argv: f"{argv[0]}-{argv[-2]}-{len(argv[-1])}",
+)
+def test_a_huge_argument_is_never_echoed_back_whole(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20 item 12: huge arguments were echoed back in full."""
+    monkeypatch.chdir(REPO_ROOT)
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code  # type: ignore[assignment]
+    said = capsys.readouterr()
+    assert code == 2 or argv[1] == "--since"
+    assert len(said.err) < 3000, said.err[:300]
+    if len(argv[-1]) > cli.MAX_ARGUMENT:
+        assert f"a value of {len(argv[-1])} characters" in said.err
+
+
+@pytest.mark.parametrize("in_actions", ["true", ""])
+def test_an_error_quoting_a_huge_input_is_cut(
+    in_actions: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", in_actions)
+    cli._report(errors.InputError(f"{'p' * 100_000}: not a result record\nsecond line"))
+    said = capsys.readouterr()
+    assert len(said.err) + len(said.out) < 4000
+    assert "characters cut]" in said.err and "second line" in said.err
+
+
+def test_sigterm_stops_the_child_and_exits_143_with_a_message(tmp_path: Path) -> None:
+    """Issue 20 item 12: SIGTERM (a cancelled job) exited silently."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    flox = bindir / "flox"
+    flox.write_text(
+        f"#!{sys.executable}\nimport os, sys, time\n"
+        f"open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))\n"
+        "print('building', flush=True)\ntime.sleep(120)\n",
+        encoding="utf-8",
+    )
+    flox.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PATH": f"{bindir}:{os.environ['PATH']}"}
+    argv = [sys.executable, "-m", "ci_tools", "build", "--catalog", str(REPO_ROOT / "catalog.yaml"),
+            "--branch", "main", "pytorch-python313-cpu-avx2", "--results", str(tmp_path / "out")]  # fmt: skip
+    with subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as process:  # fmt: skip
+        assert process.stdout is not None
+        while "building" not in process.stdout.readline():
+            assert process.poll() is None
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 143
+    assert "ci-tools: terminated (SIGTERM)" in err
+    assert "Traceback" not in err
+    child = int((tmp_path / "pid").read_text(encoding="utf-8"))
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the child flox outlived ci-tools"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").split(") ", 1)[1][0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie is not alive

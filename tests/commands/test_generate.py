@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from ci_tools.render import recipes
+from tests import gitutil
 from tests.conftest import CliRunner
 
 HAND_WRITTEN = "{ pinnedPkgs ? null }:\n# written by a person\nnull\n"
@@ -51,7 +56,7 @@ def test_counts_per_branch(
     # Recipes only: shared Nix lives in nix/, since every folder under .flox/pkgs/ would be a
     # flox package set.
     assert [p.name for p in out.iterdir() if p.is_dir()] == []
-    assert f"branch {branch}: {pytorch + torchvision} recipes and 0 lib files" in result.stdout
+    assert f"branch {branch}: {pytorch + torchvision} recipes in {out}:" in result.stdout
     # A run into another directory leaves the repository's README alone.
     assert (repo_root / "README.md").read_text(encoding="utf-8") == readme
     again = run_cli("generate", "--branch", branch, "--out", str(out), "--check")
@@ -168,7 +173,7 @@ def test_unknown_branch_lists_the_known_ones(run_cli: CliRunner, repo: Path) -> 
 def test_missing_catalog(run_cli: CliRunner, tmp_path: Path) -> None:
     result = run_cli("generate", cwd=tmp_path)
     assert result.returncode == 2
-    assert "no catalog here" in result.stderr
+    assert "no catalog: `generate` renders recipes from catalog.yaml" in result.stderr
 
 
 def test_stale_readme_block(run_cli: CliRunner, repo: Path) -> None:
@@ -229,3 +234,96 @@ def test_readme_without_markers_is_bad_input(run_cli: CliRunner, repo: Path) -> 
     result = run_cli("generate", cwd=repo)
     assert result.returncode == 2
     assert "README.md: no generated block 'gpus'" in result.stderr
+
+
+# --- issue 20: hostile checkouts and neighbours -----------------------------------------------
+
+
+def test_a_committed_staging_journal_is_not_obeyed_by_a_fresh_clone(
+    run_cli: CliRunner, repo: Path, tmp_path: Path
+) -> None:
+    """Item 1: a fresh clone plus `generate` planted an executable .git/hooks/pre-commit."""
+    staging = repo / ".flox" / "pkgs" / ".ci-tools-staging"
+    staging.mkdir()
+    (staging / "0.new").write_text("#!/bin/sh\necho pwned\n", encoding="utf-8")
+    journal = '{"writes": [["0.new", "../../.git/hooks/pre-commit"]], "deletes": ["../../nix"]}'
+    (staging / "journal.json").write_text(journal, encoding="utf-8")
+    gitutil.init(repo)
+    gitutil.commit_all(repo, "a branch with a planted journal")
+    clone = tmp_path / "clone"
+    gitutil.git(tmp_path, "clone", "-q", str(repo), str(clone))
+    check = run_cli("generate", "--branch", "main", "--check", cwd=clone)
+    assert check.returncode == 1
+    assert "left by an interrupted generate: .flox/pkgs/.ci-tools-staging" in check.stderr
+    result = run_cli("generate", "--branch", "main", cwd=clone)
+    assert result.returncode == 0, result.stderr
+    assert "without obeying its journal" in result.stdout
+    assert not (clone / ".git" / "hooks" / "pre-commit").exists()
+    assert (clone / "nix").is_dir()
+    assert run_cli("generate", "--branch", "main", "--check", cwd=clone).returncode == 0
+
+
+def test_a_lib_folder_linked_to_another_checkout_is_never_pruned(
+    run_cli: CliRunner, repo: Path, tmp_path: Path
+) -> None:
+    """Item 2: with .flox/pkgs/lib a link to another checkout, generate deleted its recipes."""
+    other = tmp_path / "other-checkout"
+    shutil.copytree(repo / ".flox" / "pkgs", other)
+    before = _snapshot(other)
+    (repo / ".flox" / "pkgs" / "lib").symlink_to(other)
+    result = run_cli("generate", "--branch", "main", cwd=repo)
+    assert result.returncode == 2
+    assert f".flox/pkgs/lib/{sorted(before)[0]}: leads to {other.resolve()}" in result.stderr
+    assert _snapshot(other) == before
+
+
+def test_an_output_folder_linked_out_of_the_checkout_is_refused(
+    run_cli: CliRunner, repo: Path, tmp_path: Path
+) -> None:
+    """Item 2: with .flox/pkgs itself a link, generate wrote and deleted outside the repository."""
+    outside = tmp_path / "outside"
+    shutil.move(repo / ".flox" / "pkgs", outside)
+    (outside / "stale.nix").write_text(recipes.header("catalog.yaml", "x"), encoding="utf-8")
+    (repo / ".flox" / "pkgs").symlink_to(outside)
+    before = _snapshot(outside)
+    result = run_cli("generate", "--branch", "cuda-13_0", cwd=repo)
+    assert result.returncode == 2
+    assert f"leads to {outside.resolve()}" in result.stderr
+    assert _snapshot(outside) == before
+    # Named with --out, a folder behind a link is the user's choice, and written.
+    named = run_cli("generate", "--branch", "cuda-13_0", "--out", ".flox/pkgs", cwd=repo)
+    assert named.returncode == 0, named.stderr
+    assert not (outside / "stale.nix").exists()
+
+
+def test_a_second_generate_waits_for_the_first(run_cli: CliRunner, repo: Path) -> None:
+    """Item 9: concurrent runs on one folder left it matching no branch, or exited 2."""
+    out = repo / ".flox" / "pkgs"
+    code = (
+        "import fcntl, os, sys\n"
+        "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    generate = [sys.executable, "-m", "ci_tools", "generate", "--branch", "cuda-12_9"]
+    with subprocess.Popen(
+        [sys.executable, "-c", code, str(out)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        assert holder.stdin is not None and holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        with subprocess.Popen(
+            generate, cwd=repo, env=env, stdout=subprocess.PIPE, text=True
+        ) as second:
+            assert second.stdout is not None
+            waiting = second.stdout.readline()
+            holder.stdin.write("done\n")
+            holder.stdin.flush()
+            rest, _ = second.communicate(timeout=120)
+    assert waiting == "generate: waiting for another ci-tools run to finish writing .flox/pkgs\n"
+    assert second.returncode == 0, rest
+    assert run_cli("generate", "--branch", "cuda-12_9", "--check", cwd=repo).returncode == 0

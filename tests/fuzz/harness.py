@@ -68,14 +68,18 @@ def run_inprocess(argv: Sequence[str], cwd: Path) -> Run:
     )
 
 
-def run_subprocess(argv: Sequence[str], cwd: Path, home: Path) -> Run:
-    """`ci-tools ARGV` as its own process, as a user runs it."""
+def run_subprocess(
+    argv: Sequence[str], cwd: Path, home: Path, env: Mapping[str, str] | None = None
+) -> Run:
+    """`ci-tools ARGV` as its own process, as a user runs it; `env` adds to (or replaces
+    entries of) its small environment."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "PYTHONPATH": str(REPO_ROOT),
         "HOME": str(home),
         "TMPDIR": str(home),
         "LANG": "C.UTF-8",
+        **(env or {}),
     }
     done = subprocess.run(
         [sys.executable, "-m", "ci_tools", *argv],

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.base import fsutil
+from ci_tools.base import transaction
 
 from . import harness
 
@@ -32,7 +32,11 @@ def _generate(work: Path, branch: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "ci_tools", "generate", "--branch", branch, "--out", "out", *extra],
         cwd=work,
-        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(harness.REPO_ROOT)},
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": str(harness.REPO_ROOT),
+            "XDG_STATE_HOME": os.environ["XDG_STATE_HOME"],
+        },
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -46,7 +50,7 @@ def _finish(work: Path, branch: str, *extra: str) -> tuple[int, str]:
 
 
 def _state(out: Path) -> dict[str, bytes]:
-    return harness.snapshot(out, skip=[out / fsutil.STAGING])
+    return harness.snapshot(out, skip=[out / transaction.STAGING])
 
 
 def test_kill_9_during_generate(
@@ -76,12 +80,12 @@ def test_kill_9_during_generate(
         if trial % 4 == 0:  # anywhere in the run
             time.sleep(duration * rng.random())
         else:  # inside the transaction: as soon as the staging folder appears, plus a little
-            while process.poll() is None and not (out / fsutil.STAGING).exists():
+            while process.poll() is None and not (out / transaction.STAGING).exists():
                 time.sleep(0.001)
             time.sleep(rng.uniform(0, 0.08))
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=60)
-        staging = out / fsutil.STAGING
+        staging = out / transaction.STAGING
         committed = (staging / "journal.json").is_file()
         state = _state(out)
         where = f"trial {trial} (seed {fuzz_seed + 3})"

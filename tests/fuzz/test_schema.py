@@ -43,6 +43,7 @@ RELATIONAL = re.compile(
             r"twice|duplicate",
             r"is no GPU of the catalog",
             r"versions do not name it",
+            r"builds on its own",  # requires against attribute: the builder a package gets
         ]
     )
 )

@@ -37,8 +37,8 @@ def test_choose_isa_explains_the_next_level_and_the_workload_s_own_isa(catalog: 
     chosen = choice.choose_isa(isas, "bf16-training", built, "the CPU-only pytorch on main")
     assert chosen.isa is not None and chosen.isa.name == "avx2"
     assert chosen.notes == (
-        "avx512 not available: no avx512f avx512dq avx512vl avx512bw",
-        "avx512bf16 not available: no avx512f avx512dq avx512vl avx512bw avx512_bf16 "
+        "avx512 not available: needs avx512f avx512dq avx512vl avx512bw",
+        "avx512bf16 not available: needs avx512f avx512dq avx512vl avx512bw avx512_bf16 "
         "(wanted for bf16-training, using avx2)",
     )
 

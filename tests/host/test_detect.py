@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,15 +52,15 @@ CASES = [
     Case("spr-int8", "sapphire-rapids", (), "pytorch-python313-cpu-avx512vnni",
          workload="int8-inference"),
     Case("haswell-cpu", "haswell", (), "pytorch-python313-cpu-avx2",
-         says=("avx512 not available: no avx512f avx512dq avx512vl avx512bw",)),
+         says=("avx512 not available: needs avx512f avx512dq avx512vl avx512bw",)),
     # A workload ISA the host lacks falls back to the general choice and says why.
     Case("haswell-bf16", "haswell", (), "pytorch-python313-cpu-avx2", workload="bf16-training",
          says=("avx512bf16 not available", "wanted for bf16-training, using avx2")),
     Case("graviton2-cpu", "graviton2", (), "pytorch-python313-cpu-armv8_2",
-         says=("armv9 not available: no sve sve2",)),
+         says=("armv9 not available: needs sve sve2",)),
     # Graviton3 (Neoverse V1) has SVE but not SVE2: armv9 does not run there.
     Case("graviton3-cpu", "graviton3", (), "pytorch-python313-cpu-armv8_2",
-         says=("armv9 not available: no sve2",)),
+         says=("armv9 not available: needs sve sve2",)),
     Case("grace-cpu", "grace", (), "pytorch-python313-cpu-armv9", says=("armv9: sve sve2 present",)),
     # GPU + ISA.
     Case("zen4-h100", "zen4", ("9.0",), "pytorch-python313-cuda12_8-sm90-avx512",
@@ -80,12 +81,12 @@ CASES = [
          workload="int8-inference",
          says=("avx512vnni not built for sm61 on main (wanted for int8-inference, using avx2)",)),
     Case("sandy-sm61", "sandy-bridge", ("6.1",), "pytorch-python313-cuda12_8-sm61-avx",
-         says=("avx2 not available: no avx2 fma f16c",)),
+         says=("avx2 not available: needs avx2 fma f16c",)),
     # The branch lacks the SM: say so, name the branches that have it.
     Case("spr-sm61-cuda13", "sapphire-rapids", ("6.1",), None, branch="cuda-13_0",
          says=("cuda-13_0 (CUDA 13.0) has no sm61 pytorch", "sm61 needs CUDA <= 12.9"),
-         alternatives=(("main", "pytorch-python313-cuda12_8-sm61-avx2"),
-                       ("cuda-12_9", "pytorch-python313-cuda12_9-sm61-avx2"))),
+         alternatives=(("cuda-12_9", "pytorch-python313-cuda12_9-sm61-avx2"),
+                       ("main", "pytorch-python313-cuda12_8-sm61-avx2"))),
     Case("grace-thor-main", "grace", ("11.0",), None,
          says=("main (CUDA 12.8) has no sm110 pytorch", "sm110 needs CUDA >= 13.0"),
          alternatives=(("cuda-13_0", "pytorch-python313-cuda13_0-sm110-armv9"),)),
@@ -97,7 +98,8 @@ CASES = [
     # sm110 is ARM only: an x86 host gets nothing anywhere, and is told why.
     Case("spr-thor-main", "sapphire-rapids", ("11.0",), None,
          says=("no branch has one", "sm110 on cuda-13_0 is built only for armv8_2, armv9 "
-               "(aarch64-linux), not for this x86_64-linux machine")),
+               "(aarch64-linux), not for this x86_64-linux machine",
+               "the CPU-only pytorch-python313-cpu-avx512 runs here without the GPU")),
     Case("spr-thor-cuda13", "sapphire-rapids", ("11.0",), None, branch="cuda-13_0",
          says=("built only for armv8_2, armv9",)),
     # A machine the branch builds nothing for (main has no cpu-avx).
@@ -119,8 +121,8 @@ CASES = [
          "torchvision-python313-cuda13_0-sm121-armv9", branch="cuda-13_0", package="torchvision"),
     Case("spr-torchvision-cuda13", "sapphire-rapids", (), None, branch="cuda-13_0",
          package="torchvision", says=("cuda-13_0 builds no CPU-only torchvision",),
-         alternatives=(("main", "torchvision-python313-cpu-avx512"),
-                       ("cuda-12_9", "torchvision-python313-cpu-avx512"))),
+         alternatives=(("cuda-12_9", "torchvision-python313-cpu-avx512"),
+                       ("main", "torchvision-python313-cpu-avx512"))),
 ]  # fmt: skip
 
 
@@ -133,7 +135,8 @@ def test_detect(catalog: Catalog, case: Case) -> None:
     assert len(result.recommendations) == 1
     rec = result.recommendations[0]
     assert rec.package == case.expected, rec.reason
-    assert result.exit_code == (0 if case.expected else 1)
+    # Something that fits on another branch is an answer too: exit 0.
+    assert result.exit_code == (0 if case.expected or case.alternatives else 1)
     for text in case.says:
         assert text in rec.reason
     assert rec.alternatives == tuple(Alternative(branch=b, package=p) for b, p in case.alternatives)
@@ -198,13 +201,25 @@ def test_gpus_of_different_capabilities_get_one_recommendation_each(catalog: Cat
     assert result.exit_code == 0
 
 
-def test_mixed_gpus_fail_when_one_has_no_variant(catalog: Catalog) -> None:
+def test_mixed_gpus_pass_when_each_has_a_variant_somewhere(catalog: Catalog) -> None:
     host = Host(machine="x86_64", cpu_flags=cpu("sapphire-rapids"), gpus=gpus("9.0", "6.1"))
     result = detect(catalog, host, branch="cuda-13_0")
     assert [r.package for r in result.recommendations] == [
         "pytorch-python313-cuda13_0-sm90-avx512",
         None,
     ]
+    assert result.recommendations[1].alternatives[0].branch == "cuda-12_9"
+    assert result.exit_code == 0
+
+
+def test_mixed_gpus_fail_when_one_has_no_variant_anywhere(catalog: Catalog) -> None:
+    host = Host(machine="x86_64", cpu_flags=cpu("sapphire-rapids"), gpus=gpus("9.0", "11.0"))
+    result = detect(catalog, host, branch="cuda-13_0")
+    assert [r.package for r in result.recommendations] == [
+        "pytorch-python313-cuda13_0-sm90-avx512",
+        None,
+    ]
+    assert result.recommendations[1].fallback == "pytorch-python313-cpu-avx512"
     assert result.exit_code == 1
 
 
@@ -223,9 +238,11 @@ def test_host_warnings_pass_through(catalog: Catalog) -> None:
 
 def test_no_gpu_note_leads_the_reason(catalog: Catalog) -> None:
     host = Host(
-        machine="x86_64", cpu_flags=cpu("zen4"), no_gpu_note="no NVIDIA GPU (--gpu-cc none)"
+        machine="x86_64", cpu_flags=cpu("zen4"), no_gpu_note="no NVIDIA GPU (nvidia-smi lists none)"
     )
-    assert _only(detect(catalog, host, branch="main")).startswith("no NVIDIA GPU (--gpu-cc none);")
+    assert _only(detect(catalog, host, branch="main")).startswith(
+        "no NVIDIA GPU (nvidia-smi lists none);"
+    )
 
 
 def test_empty_flags_fit_nothing(catalog: Catalog) -> None:
@@ -281,4 +298,97 @@ def test_isa_choice_follows_the_catalog_not_a_list_in_code(repo_root: Path) -> N
         catalog, Host(machine="x86_64", cpu_flags=cpu("sapphire-rapids")), branch="main"
     ).recommendations[0]
     assert rec.package == "pytorch-python313-cpu-avx512"
-    assert "avx10 not available: no avx10" in rec.reason
+    assert "avx10 not available: needs avx10" in rec.reason
+
+
+UPSTREAM = Path(__file__).resolve().parents[1] / "data" / "upstream" / "pytorch-2.10-python313.yaml"
+
+
+def _upstream() -> Catalog:
+    return parse_catalog_text(UPSTREAM.read_text(), "pytorch-2.10-python313.yaml")
+
+
+@pytest.mark.parametrize(
+    ("driver", "expected"),
+    [
+        # Unknown driver: the branch's later toolkit, as before drivers were read.
+        (None, "pytorch-python313-cuda13_1-sm90-avx512"),
+        ("580.65.06", "pytorch-python313-cuda13_1-sm90-avx512"),
+        # A 575 driver runs the CUDA 12.x toolkits of the branch (min_driver 550), not 13.x.
+        ("575.57.08", "pytorch-python313-cuda12_9-sm90-avx512"),
+        ("550", "pytorch-python313-cuda12_9-sm90-avx512"),
+    ],
+)
+def test_the_driver_picks_the_toolkit_it_runs(driver: str | None, expected: str) -> None:
+    catalog = _upstream()
+    host = Host.described(
+        machine="x86_64", capabilities=["9.0"], cpu_flags=cpu("zen4"), driver=driver
+    )
+    (rec,) = detect(catalog, host, branch="pytorch-2.10-python313").recommendations
+    assert rec.package == expected, rec.reason
+
+
+def test_a_driver_too_old_for_every_toolkit_says_so() -> None:
+    host = Host.described(
+        machine="x86_64", capabilities=["9.0"], cpu_flags=cpu("zen4"), driver="535.1"
+    )
+    result = detect(_upstream(), host, branch="pytorch-2.10-python313")
+    (rec,) = result.recommendations
+    assert rec.package is None
+    assert (
+        "sm90 on pytorch-2.10-python313 needs NVIDIA driver >= 550 (this machine has 535.1)"
+        in rec.reason
+    )
+    assert rec.fallback == "pytorch-python313-cpu-avx512"
+    assert result.exit_code == 1
+
+
+def test_a_driver_too_old_for_the_branch_points_to_one_it_runs(catalog: Catalog) -> None:
+    host = Host.described(
+        machine="x86_64", capabilities=["9.0"], cpu_flags=cpu("zen4"), driver="575.57.08"
+    )
+    result = detect(catalog, host, branch="cuda-13_0")
+    (rec,) = result.recommendations
+    assert rec.package is None
+    assert "needs NVIDIA driver >= 580 (this machine has 575.57.08)" in rec.reason
+    assert [(a.branch, a.package) for a in rec.alternatives] == [
+        ("cuda-12_9", "pytorch-python313-cuda12_9-sm90-avx512"),
+        ("main", "pytorch-python313-cuda12_8-sm90-avx512"),
+    ]
+    assert (result.ok, result.exit_code, result.driver) == (True, 0, "575.57.08")
+
+
+def test_the_driver_does_not_judge_cpu_variants(catalog: Catalog) -> None:
+    host = Host.described(machine="x86_64", cpu_flags=cpu("zen4"), driver="400")
+    (rec,) = detect(catalog, host, branch="cuda-13_0").recommendations
+    assert rec.package == "pytorch-python313-cpu-avx512"
+
+
+def test_python_is_asked_or_the_newest(catalog: Catalog) -> None:
+    host = Host.described(machine="x86_64", cpu_flags=cpu("zen4"))
+    assert detect(catalog, host, branch="main", python="3.13").python == "3.13"
+    assert detect(catalog, host, branch="main").python == "3.13"
+    with pytest.raises(
+        InputError, match=re.escape('branch main builds no Python "3.12"; it builds 3.13')
+    ):
+        detect(catalog, host, branch="main", python="3.12")
+
+
+def test_another_python_on_one_branch_only(repo_root: Path) -> None:
+    text = (repo_root / "catalog.yaml").read_text()
+    text = text.replace(
+        '    cuda: "12.8"\n    python: ["3.13"]',
+        '    cuda: "12.8"\n    python: ["3.12", "3.13"]',
+        1,
+    )
+    catalog = parse_catalog_text(text, "catalog.yaml")
+    host = Host.described(machine="aarch64", capabilities=["12.1"], cpu_flags=cpu("grace"))
+    # cuda-13_0 builds sm121, but not for Python 3.12: nothing to point to, the CPU build instead.
+    (rec,) = detect(catalog, host, branch="main", python="3.12").recommendations
+    assert (rec.package, rec.alternatives) == (None, ())
+    assert rec.fallback == "pytorch-python312-cpu-armv9"
+    (rec,) = detect(catalog, host, branch="main").recommendations
+    assert rec.alternatives[0].package == "pytorch-python313-cuda13_0-sm121-armv9"
+    host = Host.described(machine="x86_64", cpu_flags=cpu("zen4"))
+    (rec,) = detect(catalog, host, branch="main", python="3.12").recommendations
+    assert rec.package == "pytorch-python312-cpu-avx512"

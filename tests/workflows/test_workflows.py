@@ -192,11 +192,31 @@ def test_least_privilege(path: Path) -> None:
         if path.name == "release.yml" and job_id == "release":
             # The one job that creates the GitHub release.
             assert writes == {"contents"}, f"{path.name} job {job_id}: {writes}"
+        elif path.name == "release.yml" and job_id == "page-deploy":
+            # The one job that deploys the selector page: actions/deploy-pages needs both
+            # (its README, "Security Considerations"), in the github-pages environment.
+            assert writes == {"pages", "id-token"}, f"{path.name} job {job_id}: {writes}"
+            assert job.get("environment", {}).get("name") == "github-pages"
         elif job_id == "build" or job_id.startswith("build-"):
             # Stack builds record their green fingerprint as a commit status (mark-green).
             assert writes <= {"statuses"}, f"{path.name} job {job_id}: {writes}"
         else:
             assert not writes, f"{path.name} job {job_id} may not write {writes}"
+
+
+def test_the_selector_page_is_built_after_the_release_and_deployed_outside_a_dry_run() -> None:
+    jobs_ = load(WORKFLOWS / "release.yml")["jobs"]
+    page, deploy = jobs_["page"], jobs_["page-deploy"]
+    assert page["needs"] == ["plan", "release"]
+    assert page["permissions"] == {"contents": "read"}
+    steps_ = [step.get("uses", step.get("name", "")).split("@")[0] for step in page["steps"]]
+    assert steps_[-1] == "actions/upload-pages-artifact"
+    assert deploy["needs"] == "page"
+    assert "needs.page.result == 'success'" in deploy["if"]
+    assert "format('{0}', inputs.dry_run) != 'true'" in deploy["if"]
+    (step,) = deploy["steps"]
+    assert step["uses"].split("@")[0] == "actions/deploy-pages"
+    assert deploy["environment"]["url"] == "${{ steps.deployment.outputs.page_url }}"
 
 
 def test_only_one_job_may_write_contents() -> None:

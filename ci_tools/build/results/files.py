@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ci_tools.base import bounded
 from ci_tools.base.errors import InputError
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.build.results.records import ResultRecord
@@ -31,12 +32,7 @@ def load(path: Path) -> ResultRecord:
     A record is tied to its variant: `X.result.json` must hold the record of X, so a record
     copied under another variant's name proves nothing about that variant."""
     try:
-        size = path.stat().st_size
-        if size > MAX_RECORD_BYTES:
-            raise InputError(
-                f"{path}: {size} bytes is not a result record (at most {MAX_RECORD_BYTES})"
-            )
-        text = path.read_text(encoding="utf-8")
+        text = bounded.read_text(path, MAX_RECORD_BYTES)
     except FileNotFoundError:
         raise InputError(f"{path}: no such result file") from None
     except (OSError, UnicodeDecodeError) as exc:

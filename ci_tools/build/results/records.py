@@ -81,15 +81,33 @@ class Library:
 
 @dataclass(frozen=True, kw_only=True)
 class Figures:
-    """What the build costs its users: library sizes and `import torch` wall time."""
+    """What the build costs its users: library sizes, the size of the torch package and
+    `import torch` wall time."""
 
     libraries: tuple[Library, ...] = ()
     import_seconds: float | None = None  # the median of `import_runs` fresh interpreters
     import_runs: int = 0
+    package_bytes: int | None = None  # every file of site-packages/torch
 
     @property
     def library_bytes(self) -> int | None:
         return sum(lib.bytes for lib in self.libraries) if self.libraries else None
+
+    @property
+    def cuda_library_bytes(self) -> int | None:
+        """libtorch_cuda*.so together: the GPU code a targeted build shrinks."""
+        cuda = [lib.bytes for lib in self.libraries if lib.name.startswith("libtorch_cuda")]
+        return sum(cuda) if cuda else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sizes:
+    """A record's three sizes: libtorch_cuda*.so (CUDA variants), site-packages/torch, and the
+    whole closure; None where the record has no figure."""
+
+    cuda_libraries: int | None
+    torch_package: int | None
+    closure: int | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +153,15 @@ class ResultRecord:
     @property
     def built(self) -> bool:
         return self.build is not None and self.build.status is Status.PASSED
+
+    @property
+    def sizes(self) -> Sizes:
+        figures = self.test.figures if self.test is not None else None
+        return Sizes(
+            cuda_libraries=figures.cuda_library_bytes if figures else None,
+            torch_package=figures.package_bytes if figures else None,
+            closure=self.build.closure_bytes if self.build is not None else None,
+        )
 
     @property
     def published(self) -> bool:

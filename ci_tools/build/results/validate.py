@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
+from ci_tools.base import digits
 from ci_tools.base.errors import InputError
 from ci_tools.build.results.records import (
     CHECK_STATUSES,
@@ -139,10 +140,14 @@ def _count(data: Mapping[str, Any], key: str, prefix: str, *, default: int | Non
     value = data.get(key, default)
     if value is None:
         return None
-    # bool is an int to Python, not to anyone reading the record.
-    if type(value) is not int or value < 0:
-        raise _Bad(_where(prefix, key), f"must be a whole number >= 0, not {_show(value)}")
-    return value
+    # bool is an int to Python, not to anyone reading the record; 10**400 bytes is no size.
+    counted = digits.count(value)
+    if counted is None:
+        raise _Bad(
+            _where(prefix, key),
+            f"must be a whole number from 0 to {digits.MAX_SAFE_INTEGER}, not {_show(value)}",
+        )
+    return counted
 
 
 def _seconds(data: Mapping[str, Any], key: str, prefix: str, *, required: bool) -> float | None:
@@ -174,7 +179,7 @@ _CACHE_KEYS = frozenset({"status", "url", "detail", "attempts"})
 _TEST_KEYS = frozenset({"status", "checks", "figures", "runner", "route"})
 _ROUTE_KEYS = frozenset({"scope", "reason"})
 _CHECK_KEYS = frozenset({"name", "status", "detail"})
-_FIGURES_KEYS = frozenset({"libraries", "import_seconds", "import_runs"})
+_FIGURES_KEYS = frozenset({"libraries", "import_seconds", "import_runs", "package_bytes"})
 _LIBRARY_KEYS = frozenset({"name", "bytes"})
 _PUBLISH_KEYS = frozenset({"status", "org", "attempts", "detail"})
 
@@ -265,6 +270,7 @@ def _figures(value: object) -> Figures | None:
         libraries=tuple(libs),
         import_seconds=_seconds(data, "import_seconds", "test.figures", required=False),
         import_runs=_count(data, "import_runs", "test.figures", default=0) or 0,
+        package_bytes=_count(data, "package_bytes", "test.figures", default=None),
     )
 
 

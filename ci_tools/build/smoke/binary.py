@@ -23,7 +23,7 @@ CUOBJDUMP_TIMEOUT = 600.0
 # `cuobjdump --list-elf` prints `ELF file    1: libtorch_cuda.1.sm_90.cubin`, `--list-ptx`
 # prints `PTX file    1: libtorch_cuda.1.sm_90.ptx` (CUDA binary utilities manual, cuobjdump
 # options --list-elf/-lelf and --list-ptx/-lptx). The arch may carry a suffix: sm_90a, sm_100f.
-_ENTRY = re.compile(r"\.(sm_\d+[a-z]?)\.(?:cubin|ptx)\s*$")
+_ENTRY = re.compile(r"\.(sm_[0-9]{1,4}[a-z]?)\.(?:cubin|ptx)\s*$", re.ASCII)
 
 
 def find_cuobjdump(env: Mapping[str, str]) -> str | None:
@@ -41,8 +41,8 @@ def find_cuobjdump(env: Mapping[str, str]) -> str | None:
 
 
 def _arch_key(arch: str) -> tuple[int, str]:
-    digits = re.search(r"\d+", arch)
-    return (int(digits.group()) if digits else 0, arch)
+    number = re.search(r"[0-9]+", arch, re.ASCII)
+    return (int(number.group()) if number else 0, arch)
 
 
 def parse_listing(text: str) -> list[str]:

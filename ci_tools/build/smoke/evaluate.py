@@ -163,7 +163,10 @@ def _import(facts: Facts, module: str) -> Verdict:
 
 def _version(reported: str, expected: str | None, what: str) -> Verdict:
     if expected is None:
-        return Status.SKIPPED, f"the catalog names no version to compare {what} {reported} with"
+        return Status.SKIPPED, (
+            f"no version to compare {what} {reported} with: the catalog's versions name none "
+            "(without a catalog: versions under branches.<branch> in ci-tools.yaml)"
+        )
     if version_matches(reported, expected):
         return Status.PASSED, f"{what} is {reported}, expected {expected}"
     return Status.FAILED, f"{what} is {reported}, expected {expected}"
@@ -254,7 +257,7 @@ def _cudnn(facts: Facts, expect: Expectations) -> Verdict:
     if available:
         return (
             Status.FAILED,
-            f"cuDNN available; {sm} builds must not have it (cuDNN 9.11+ needs SM >= 7.5)",
+            f"cuDNN available; {sm} builds must not have it (cuDNN 9.12+ needs SM >= 7.5)",
         )
     return Status.PASSED, f"cuDNN not available, as {sm} builds must not have it (SM < 7.5)"
 

@@ -9,8 +9,8 @@ Before each step that runs the build's code it announces the step, so when the i
 dies (a signal, an abort inside a CUDA library) the host knows which step killed it, and the
 facts reported before it still count.
 
-    python3 probe.py preflight        interpreter facts and torch's library sizes, without
-                                      importing torch
+    python3 probe.py preflight        interpreter facts, torch's library sizes and the size of
+                                      its package folder, without importing torch
     python3 probe.py run CONFIG_JSON  CONFIG_JSON: {"imports": [...], "gpu_capability": "9.0"
                                       | null, "nms": bool, "mps": bool, "compile": bool,
                                       "isa_kernels": ["bf16_matmul" | "int8_linear", ...]}
@@ -72,6 +72,20 @@ def preflight() -> None:
         lib_dir = Path(origin).parent / "lib"
         fact("torch.lib_dir", str(lib_dir))
         fact("torch.libraries", libraries(lib_dir))
+        fact("torch.package_bytes", tree_bytes(Path(origin).parent))
+
+
+def tree_bytes(folder: Path) -> int:
+    """The bytes of every regular file under `folder` (site-packages/torch), links not
+    followed: what the package takes on disk."""
+    total = 0
+    for path in folder.rglob("*"):
+        try:
+            if path.is_file() and not path.is_symlink():
+                total += path.stat().st_size
+        except OSError:
+            continue
+    return total
 
 
 def libraries(lib_dir: Path) -> dict[str, int]:

@@ -46,6 +46,7 @@ class Interpreter:
     python: str  # "3.13.1"
     torch_origin: str
     libraries: tuple[Library, ...] = ()
+    package_bytes: int | None = None  # site-packages/torch, read before any of it runs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,7 +159,12 @@ def preflight(python: str, env: Mapping[str, str]) -> Interpreter:
         python=str(facts["python"]),
         torch_origin=str(origin),
         libraries=libraries_of(facts),
+        package_bytes=_byte_count(facts.get("torch.package_bytes")),
     )
+
+
+def _byte_count(value: object) -> int | None:
+    return value if type(value) is int and value >= 0 else None
 
 
 def libraries_of(facts: Mapping[str, Any]) -> tuple[Library, ...]:
@@ -230,6 +236,7 @@ def smoke_test(
         libraries=libraries_of(facts) or interpreter.libraries,
         import_seconds=seconds,
         import_runs=import_runs if seconds is not None else 0,
+        package_bytes=interpreter.package_bytes,
     )
     return SmokeRun(
         checks=evaluate(facts, expect, output.crash), interpreter=interpreter, figures=figures
@@ -255,7 +262,7 @@ def static_run(
     return SmokeRun(
         checks=static_proofs(facts, expect, reason),
         interpreter=interpreter,
-        figures=Figures(libraries=interpreter.libraries),
+        figures=Figures(libraries=interpreter.libraries, package_bytes=interpreter.package_bytes),
     )
 
 

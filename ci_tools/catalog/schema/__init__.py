@@ -1,6 +1,8 @@
-"""The JSON Schemas of `catalog.yaml` and `runners.yaml`, written from their declarations.
+"""The JSON Schemas of `catalog.yaml`, `runners.yaml` and `ci-tools.yaml`, written from their
+declarations.
 
-`ci_tools/catalog/tables.py` declares both files (`shape.py`, `scalars.py`: the kinds); this module
+`ci_tools/catalog/tables.py` declares the first two, `settings.py` the third (`shape.py`,
+`scalars.py`: the kinds); this module
 turns a declaration into JSON Schema (draft 2020-12). The shipped files (`catalog.schema.json`,
 `runners.schema.json` next to this module) are the output of `python3 -m ci_tools.catalog.schema`;
 tests/fuzz/test_schema.py checks they are current and that schema and loader reach the same
@@ -17,17 +19,26 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ci_tools.catalog import grammar, tables
+from ci_tools.catalog import grammar, settings, tables
 from ci_tools.catalog.scalars import Bool, Enum, Int, Text
 from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Shape, Table
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-FILES = {"catalog": "catalog.schema.json", "runners": "runners.schema.json"}
+FILES = {
+    "catalog": "catalog.schema.json",
+    "runners": "runners.schema.json",
+    "settings": "settings.schema.json",
+}
 TITLES = {
     "catalog": "ci-tools catalog (catalog.yaml)",
     "runners": "ci-tools runner inventory (runners.yaml)",
+    "settings": "ci-tools settings of a repository without a catalog (ci-tools.yaml)",
 }
-DECLARATIONS = {"catalog": tables.CATALOG, "runners": tables.RUNNERS}
+DECLARATIONS = {
+    "catalog": tables.CATALOG,
+    "runners": tables.RUNNERS,
+    "settings": settings.SETTINGS,
+}
 
 # Free text: no control characters, lone surrogates, bidi overrides or README markers
 # (grammar.text_problem); JSON Schema cannot name Unicode categories, so unassigned and

@@ -1,9 +1,12 @@
-"""The stand-in actions of the act scenarios: checkout, setup-python, upload-artifact and
-download-artifact, doing what the workflows rely on, offline, against folders the test owns.
+"""The stand-in actions of the act scenarios: checkout, setup-python, upload-artifact,
+download-artifact and deploy-pages (upload-pages-artifact is the real action's own steps over
+the upload-artifact stand-in), doing what the workflows rely on, offline, against folders the
+test owns.
 
 Each composite action under tests/act/actions/ runs `python3 "$ACT_STANDIN" <action>` with its
 inputs in INPUT_* variables. The harness sets ACT_STANDIN, ACT_STANDIN_ORIGIN (the scenario's
-origin repository), ACT_ARTIFACTS (the run's artifact store) and ACT_PYTHON_VENVS.
+origin repository), ACT_ARTIFACTS (the run's artifact store), ACT_PAGES (where deploy-pages
+puts the site) and ACT_PYTHON_VENVS.
 
 Rules modelled, with their sources:
 * upload-artifact (actions/upload-artifact v7.0.0, action.yml and README "Breaking Changes" of
@@ -20,6 +23,14 @@ Rules modelled, with their sources:
   SHA is a detached HEAD; `fetch-depth` 1 by default, 0 for all history and tags.
 * setup-python (actions/setup-python v7.0.0): the requested version must be the machine's
   (no download here); its interpreter comes first on PATH.
+* deploy-pages (actions/deploy-pages v5.0.0, src/internal/context.js, api-client.js,
+  deployment.js; actions/upload-pages-artifact v5.0.0 README "Artifact validation"): the run's
+  variables must be set ("X is undefined. Cannot continue."); exactly one artifact of
+  `artifact_name` in the run ("No artifacts named ... were found for this workflow run"); it
+  holds one tar file, under 10 GB, of files and folders only (no symbolic or hard links). The
+  site is unpacked into ACT_PAGES and `page_url` is https://OWNER.github.io/REPO/. Not modelled:
+  the OIDC token (act mints none): tests/workflows/test_workflows.py checks statically that the
+  deploying job asks for `pages: write` and `id-token: write` and nothing else.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import venv
 from pathlib import Path
 
@@ -180,11 +192,55 @@ def download_artifact() -> None:
     print(f"Total of {len(chosen)} artifact(s) downloaded to {path}")
 
 
+PAGES_LIMIT = 10 * 1024**3
+RUN_VARIABLES = (
+    "GITHUB_RUN_ID",
+    "GITHUB_REPOSITORY",
+    "GITHUB_SHA",
+    "GITHUB_ACTOR",
+    "GITHUB_ACTION",
+)
+
+
+def deploy_pages() -> None:
+    for variable in RUN_VARIABLES:
+        if os.environ.get(variable) is None:
+            fail(f"{variable} is undefined. Cannot continue.")
+    if not inp("TOKEN"):
+        fail("Input required and not supplied: token")
+    name = inp("ARTIFACT_NAME", "github-pages") or "github-pages"
+    artifact = Path(os.environ["ACT_ARTIFACTS"]) / name
+    if not artifact.is_dir():
+        fail(
+            f'No artifacts named "{name}" were found for this workflow run. Ensure artifacts '
+            "are uploaded with actions/upload-artifact@v4 or later."
+        )
+    files = [p for p in artifact.rglob("*") if p.is_file()]
+    if len(files) != 1 or not tarfile.is_tarfile(files[0]):
+        fail(f'artifact "{name}" must hold a single tar file, not {[p.name for p in files]}')
+    if files[0].stat().st_size > PAGES_LIMIT:
+        fail(f'artifact "{name}" is over the 10 GB Pages will deploy')
+    site = Path(os.environ["ACT_PAGES"])
+    with tarfile.open(files[0]) as archive:
+        links = [m.name for m in archive.getmembers() if not (m.isfile() or m.isdir())]
+        if links:
+            fail(f"the Pages artifact may hold only files and folders, not {links[:3]}")
+        if site.exists():
+            shutil.rmtree(site)
+        archive.extractall(site, filter="data")
+    owner, _, repo = os.environ["GITHUB_REPOSITORY"].partition("/")
+    url = f"https://{owner}.github.io/{repo}/"
+    with Path(os.environ["GITHUB_OUTPUT"]).open("a", encoding="utf-8") as handle:
+        handle.write(f"page_url={url}\n")
+    print(f"Deployed {files[0].name} of {name} to {url} ({site})")
+
+
 ACTIONS = {
     "checkout": checkout,
     "setup-python": setup_python,
     "upload-artifact": upload_artifact,
     "download-artifact": download_artifact,
+    "deploy-pages": deploy_pages,
 }
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -59,7 +60,7 @@ def test_hostile_json_is_input_error(tmp_path: Path, text: str, message: str) ->
 
 def test_huge_files_are_refused_unread(tmp_path: Path) -> None:
     path = write_record(tmp_path, " " * (results.MAX_RECORD_BYTES + 1))
-    with pytest.raises(InputError, match="is not a result record"):
+    with pytest.raises(InputError, match=f"larger than {results.MAX_RECORD_BYTES} bytes"):
         results.load(path)
 
 
@@ -137,3 +138,17 @@ def test_a_schema_1_record_stays_readable(tmp_path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps({**data, "schema": 1}), encoding="utf-8")
     assert results.load(path).variant == "pytorch-python313-cpu-avx2"
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder"])
+def test_a_record_that_is_no_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    """Issue 20 item 2: a *.result.json symlinked to /dev/zero was read until memory ran out."""
+    path = tmp_path / "x.result.json"
+    if kind == "device":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    with pytest.raises(InputError, match="not a regular file"):
+        results.load(path)

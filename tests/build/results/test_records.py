@@ -24,3 +24,22 @@ def test_built_means_a_build_that_passed() -> None:
     assert record.built
     assert not record.with_build(BuildOutcome(status=Status.FAILED, seconds=1)).built
     assert not record.with_build(BuildOutcome(status=Status.STARTED, seconds=0)).built
+
+
+def test_the_three_sizes() -> None:
+    figures = results.Figures(
+        libraries=(
+            results.Library(name="libtorch_cpu.so", bytes=400),
+            results.Library(name="libtorch_cuda.so", bytes=1000),
+            results.Library(name="libtorch_cuda_linalg.so", bytes=20),
+        ),
+        package_bytes=2000,
+    )
+    record = sample_record().with_test(results.TestOutcome(status=Status.PASSED, figures=figures))
+    record = record.with_build(BuildOutcome(status=Status.PASSED, seconds=1, closure_bytes=9000))
+    assert record.sizes == results.Sizes(cuda_libraries=1020, torch_package=2000, closure=9000)
+    # A CPU build has no CUDA library; a record without figures has no sizes to give.
+    cpu = results.Figures(libraries=(results.Library(name="libtorch_cpu.so", bytes=400),))
+    assert cpu.cuda_library_bytes is None
+    bare = results.ResultRecord(variant="v", package="pytorch", branch="main", platform="p")
+    assert bare.sizes == results.Sizes(cuda_libraries=None, torch_package=None, closure=None)

@@ -28,11 +28,23 @@ def test_unknown_schema_is_refused(tmp_path: Path, schema: object) -> None:
         (
             "build.closure_bytes",
             "abc",
-            'build.closure_bytes: must be a whole number >= 0, not "abc"',
+            'build.closure_bytes: must be a whole number from 0 to 9007199254740991, not "abc"',
         ),
-        ("build.closure_bytes", -1, "build.closure_bytes: must be a whole number >= 0, not -1"),
-        ("build.closure_bytes", 1.5, "build.closure_bytes: must be a whole number >= 0, not 1.5"),
-        ("build.closure_bytes", True, "build.closure_bytes: must be a whole number >= 0, not true"),
+        (
+            "build.closure_bytes",
+            -1,
+            "build.closure_bytes: must be a whole number from 0 to 9007199254740991, not -1",
+        ),
+        (
+            "build.closure_bytes",
+            1.5,
+            "build.closure_bytes: must be a whole number from 0 to 9007199254740991, not 1.5",
+        ),
+        (
+            "build.closure_bytes",
+            True,
+            "build.closure_bytes: must be a whole number from 0 to 9007199254740991, not true",
+        ),
         ("build.seconds", -3, "build.seconds: must be a finite number of seconds >= 0, not -3"),
         ("build.seconds", "12", 'build.seconds: must be a finite number of seconds >= 0, not "12"'),
         ("build.seconds", None, "build.seconds: must be a finite number of seconds >= 0, not null"),
@@ -51,7 +63,17 @@ def test_unknown_schema_is_refused(tmp_path: Path, schema: object) -> None:
         ("test.checks.0.status", "ok", "test.checks[0].status: must be one of passed, failed"),
         ("test.checks.0.name", 3, "test.checks[0].name: must be a string, not 3"),
         ("publish.status", "done", "publish.status: must be one of published, failed, dry-run"),
-        ("publish.attempts", -2, "publish.attempts: must be a whole number >= 0, not -2"),
+        (
+            "publish.attempts",
+            -2,
+            "publish.attempts: must be a whole number from 0 to 9007199254740991, not -2",
+        ),
+        # Issue 20 item 10: 10**400 bytes made report and release raise OverflowError.
+        (
+            "build.closure_bytes",
+            10**400,
+            "build.closure_bytes: must be a whole number from 0 to 9007199254740991, not 1000",
+        ),
         ("variant", "a b; rm -rf ~", 'variant: "a b; rm -rf ~" is not a valid name'),
         ("variant", None, "variant: must be a string, not null"),
         ("branch", "", 'branch: "" is not a valid name'),
@@ -59,6 +81,8 @@ def test_unknown_schema_is_refused(tmp_path: Path, schema: object) -> None:
         ("extra", 1, "extra: unknown field"),
         ("build.sconds", 1, "build.sconds: unknown field"),
         ("test.figures", {"import_seconds": -1.0}, "test.figures.import_seconds: must be a finite"),
+        ("test.figures", {"package_bytes": -1}, "test.figures.package_bytes: must be a whole"),
+        ("test.figures", {"package_bytes": True}, "test.figures.package_bytes: must be a whole"),
         (
             "test.figures",
             {"libraries": [{"name": "libtorch_cpu.so"}]},

@@ -110,6 +110,20 @@ def double_environment(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def store_environment(env: dict[str, str]) -> dict[str, str]:
+    """`env` for a process whose Nix (nix-store in `ci-tools test`) must see the double's
+    private store, as a runner's sees /nix/store (flox_double/nixstore.py's settings)."""
+    root = Path(env["FLOX_DOUBLE_STORE"])
+    return {
+        **env,
+        "NIX_STORE_DIR": str(root / "store"),
+        "NIX_STATE_DIR": str(root / "var"),
+        "NIX_LOG_DIR": str(root / "log"),
+        "NIX_CONF_DIR": str(root / "etc"),
+        "NIX_REMOTE": "",
+    }
+
+
 @pytest.fixture
 def double_env(tmp_path: Path) -> dict[str, str]:
     return double_environment(tmp_path)

@@ -16,11 +16,35 @@ statuses") and the JSON PyGithub's own replay data records (tests/data/github-*.
 * POST /repos/{o}/{r}/statuses/{sha}               create a status; state must be one of
   error, failure, pending, success (422 otherwise); sha must be 40 hex (422)
 * GET  /repos/{o}/{r}/commits/{ref}/statuses       newest first (also GET /statuses/{sha},
-  the path PyGithub's Commit.get_statuses uses)
+  the path PyGithub's Commit.get_statuses uses); each status has the `creator` of the token
+  that posted it
+* GET  /repos/{o}/{r}/commits/{sha}/pulls          the pull requests associated with a commit
+  ("Commits": the merged pull request that introduced it, and open ones containing it)
+* GET  /repos/{o}/{r}/pulls/{n}, /pulls/{n}/commits a pull request, its commits (oldest first,
+  at most 250: "List commits on a pull request"); both pull request reads need
+  `pull-requests: read` (GitHub's permission table for GITHUB_TOKEN)
+* GET  /repos/{o}/{r}/environments/{name}          an environment ("Deployment environments"),
+  404 when none; needs `actions: read`
+* GET  /repos/{o}/{r}/git/ref/tags/{tag}            a tag ("Git references"), 404 when none
 Lists are paged (`page` from 1, `per_page` 30 by default, at most 100).
-Every request needs `Authorization` (401 otherwise, as GitHub does for writes). Loopback only;
-bounded (a request body over 64 MiB is refused with 413); the server thread stops itself after
-`lifetime` seconds if the test never stops it.
+
+Identities and permissions (`grant`): by default every token is GITHUB_TOKEN with write
+access, creator `github-actions[bot]`; a test can make a token another user's or app's, or
+read-only. What GitHub refuses, the double refuses:
+* no `Authorization`: 401 (as GitHub does for writes);
+* a write the token's permissions do not cover (a fork's or Dependabot's read-only
+  GITHUB_TOKEN, docs "Automatic token authentication"): 403 "Resource not accessible by
+  integration";
+* a status `state` outside error, failure, pending, success, or a malformed sha: 422; a sha
+  the repository does not have (when the test names its commits): 422 "No commit found for
+  SHA" ("Create a commit status");
+* a release body over 125,000 characters: 422 "body is too long (maximum is 125000
+  characters)" (GitHub's answer: softprops/action-gh-release#374);
+* creating a release whose tag exists binds it to that tag's commit, whatever
+  `target_commitish` says ("Create a release": target_commitish is "Unused if the Git tag
+  already exists"); a published (non-draft) release creates its missing tag.
+Loopback only; bounded (a request body over 64 MiB is refused with 413); the server thread
+stops itself after `lifetime` seconds if the test never stops it.
 """
 
 from __future__ import annotations
@@ -28,15 +52,34 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.doubles.github import graph
+
 MAX_BODY = 64 * 1024 * 1024
+MAX_RELEASE_BODY = 125_000
 STATES = {"error", "failure", "pending", "success"}
 SHA = re.compile(r"[0-9a-f]{40}")
 TIME = "2026-11-22T04:00:00Z"
+ACTIONS_BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
+NOT_ACCESSIBLE = (403, {"message": "Resource not accessible by integration", "status": "403"})
+# GITHUB_TOKEN's permissions in a trusted run of a workflow that grants them.
+WRITE = {"statuses": "write", "contents": "write", "actions": "read", "pull-requests": "read"}
+READ_ONLY = {"statuses": "read", "contents": "read", "actions": "read", "pull-requests": "read"}
+
+
+@dataclass(frozen=True)
+class Identity:
+    user: dict[str, Any]  # the `creator` / `author` GitHub shows
+    permissions: dict[str, str]  # scope -> "read" | "write"
+
+    def may(self, scope: str, level: str) -> bool:
+        have = self.permissions.get(scope)
+        return have == "write" or (level == "read" and have == "read")
 
 
 @dataclass
@@ -45,6 +88,13 @@ class State:
     assets: dict[int, bytes] = field(default_factory=dict)
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
+    pulls: list[dict[str, Any]] = field(default_factory=list)
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)  # tag -> commit
+    identities: dict[str, Identity] = field(default_factory=dict)  # token -> who
+    # Whether the repository has a commit; None: any well-formed sha.
+    commit_exists: Callable[[str], bool] | None = None
+    revoked: set[str] = field(default_factory=set)  # tokens GitHub answers 401 for
     next_id: int = 1000
 
     def new_id(self) -> int:
@@ -104,13 +154,77 @@ class GitHubDouble:
         with self.lock:
             return list(self.state.statuses.get(sha, []))
 
-    def seed_status(self, sha: str, state: str, context: str, description: str) -> None:
-        """A status some earlier run posted (through the same rules as the endpoint)."""
+    def seed_status(
+        self, sha: str, state: str, context: str, description: str, token: str | None = None
+    ) -> None:
+        """A status some earlier run posted (through the same rules as the endpoint), as the
+        identity of `token` (by default GITHUB_TOKEN's)."""
         with self.lock:
             code, _ = self.create_status(
-                sha, {"state": state, "context": context, "description": description}
+                sha,
+                {"state": state, "context": context, "description": description},
+                self.identity(token or ""),
             )
-        assert code == 201, (sha, state)
+        assert code == 201, (sha, state, code)
+
+    def grant(
+        self,
+        token: str,
+        *,
+        login: str = "github-actions[bot]",
+        kind: str = "Bot",
+        permissions: dict[str, str] | None = None,
+    ) -> None:
+        """Make `token` another identity's, or with other permissions (READ_ONLY: a fork's
+        or Dependabot's GITHUB_TOKEN)."""
+        user = ACTIONS_BOT if login == ACTIONS_BOT["login"] else {"login": login, "type": kind}
+        with self.lock:
+            self.state.identities[token] = Identity(
+                user=dict(user, id=user.get("id", 1000 + len(self.state.identities))),
+                permissions=dict(WRITE if permissions is None else permissions),
+            )
+
+    def identity(self, token: str) -> Identity:
+        return self.state.identities.get(token) or Identity(user=ACTIONS_BOT, permissions=WRITE)
+
+    def know_commits(self, exists: Callable[[str], bool]) -> None:
+        """Which commits the repository has: statuses and pull lookups of any other sha are
+        refused, as GitHub refuses them."""
+        with self.lock:
+            self.state.commit_exists = exists
+
+    def has_commit(self, sha: str) -> bool:
+        return self.state.commit_exists is None or self.state.commit_exists(sha)
+
+    def revoke(self, token: str) -> None:
+        with self.lock:
+            self.state.revoked.add(token)
+
+    def add_pull(
+        self,
+        number: int,
+        *,
+        head: str,
+        commits: list[str],
+        merged: list[str] | None = None,
+        base: str = "main",
+        head_repository: str | None = None,
+    ) -> None:
+        """A pull request: `commits` oldest first, ending at `head`; `merged`: the commits
+        its merge put on `base` (a merge commit, the squash commit, or the rebased
+        commits); None: still open."""
+        with self.lock:
+            self.state.pulls.append(
+                graph.pull(self, number, head, commits, merged, base, head_repository)
+            )
+
+    def add_environment(self, name: str, *, reviewers: int = 1) -> None:
+        with self.lock:
+            self.state.environments[name] = graph.environment(self, name, reviewers)
+
+    def add_tag(self, tag: str, commit: str) -> None:
+        with self.lock:
+            self.state.tags[tag] = commit
 
     def asset_bytes(self, tag: str, name: str) -> bytes | None:
         release = self.release(tag)
@@ -128,11 +242,19 @@ class GitHubDouble:
         body = req.rfile.read(length) if length else b""
         with self.lock:
             self.state.requests.append((method, parts.path))
-            if not req.headers.get("Authorization"):
-                self.reply(req, 401, {"message": "Requires authentication"})
+            token = (req.headers.get("Authorization") or "").split(" ")[-1]
+            if not token or token in self.state.revoked:
+                message = "Bad credentials" if token else "Requires authentication"
+                self.reply(req, 401, {"message": message})
                 return
             try:
-                status, payload = self.route(method, parts.path, parse_qs(parts.query), body, req)
+                who = self.identity(token)
+                if method != "GET" and not self.may_write(parts.path, who):
+                    status, payload = NOT_ACCESSIBLE
+                else:
+                    status, payload = self.route(
+                        method, parts.path, parse_qs(parts.query), body, req, who
+                    )
             except (ValueError, KeyError):
                 status, payload = 400, {"message": "Problems parsing JSON"}
         self.reply(req, status, payload)
@@ -150,6 +272,10 @@ class GitHubDouble:
     def api(self, path: str) -> str:
         return f"{self.url}/repos/{self.repository}{path}"
 
+    def may_write(self, path: str, who: Identity) -> bool:
+        scope = "statuses" if "/statuses/" in path else "contents"
+        return who.may(scope, "write")
+
     def route(
         self,
         method: str,
@@ -157,6 +283,7 @@ class GitHubDouble:
         query: dict[str, list[str]],
         body: bytes,
         req: BaseHTTPRequestHandler,
+        who: Identity,
     ) -> tuple[int, Any]:
         repo = f"/repos/{self.repository}"
         upload = f"/uploads{repo}/releases/"
@@ -176,6 +303,9 @@ class GitHubDouble:
         if not path.startswith(repo + "/"):
             return not_found
         rest = path[len(repo) :]
+        found = graph.route(self, method, rest, query, who)
+        if found is not None:
+            return found
         if rest == "/releases" and method == "POST":
             return self.create_release(json.loads(body))
         if rest.startswith("/releases/tags/") and method == "GET":
@@ -191,14 +321,19 @@ class GitHubDouble:
                 return 200, release["assets"]
             if method == "PATCH":
                 data = json.loads(body)
+                if len(data.get("body") or "") > MAX_RELEASE_BODY:
+                    return graph.body_too_long()
                 for key in ("name", "body", "draft", "prerelease", "target_commitish", "tag_name"):
                     if key in data:
                         release[key] = data[key]
+                if "make_latest" in data:
+                    release["make_latest"] = data["make_latest"]
+                graph.publish_tag(self, release)
                 return 200, release
             if method == "GET":
                 return 200, release
         if (m := re.fullmatch(r"/statuses/([^/]+)", rest)) and method == "POST":
-            return self.create_status(m.group(1), json.loads(body))
+            return self.create_status(m.group(1), json.loads(body), who)
         # PyGithub's Commit.get_statuses reads the older path GET /statuses/{sha}
         # (github/Commit.py), which GitHub still serves with the same answer.
         if (m := re.fullmatch(r"/statuses/([^/]+)", rest)) and method == "GET":
@@ -228,6 +363,8 @@ class GitHubDouble:
                 "message": "Validation Failed",
                 "errors": [{"resource": "Release", "code": "already_exists", "field": "tag_name"}],
             }
+        if len(data.get("body") or "") > MAX_RELEASE_BODY:
+            return graph.body_too_long()
         rid = self.state.new_id()
         release = {
             "url": self.api(f"/releases/{rid}"),
@@ -236,7 +373,8 @@ class GitHubDouble:
             "html_url": f"https://github.com/{self.repository}/releases/tag/{tag}",
             "id": rid,
             "tag_name": tag,
-            "target_commitish": data.get("target_commitish", "main"),
+            # An existing tag wins: GitHub ignores target_commitish then.
+            "target_commitish": self.state.tags.get(tag, data.get("target_commitish", "main")),
             "name": data.get("name", tag),
             "body": data.get("body", ""),
             "draft": bool(data.get("draft", False)),
@@ -248,6 +386,7 @@ class GitHubDouble:
             "assets": [],
         }
         self.state.releases.append(release)
+        graph.publish_tag(self, release)
         return 201, release
 
     def upload(
@@ -297,13 +436,15 @@ class GitHubDouble:
                         return 200, self.state.assets[aid]
         return 404, {"message": "Not Found"}
 
-    def create_status(self, sha: str, data: dict[str, Any]) -> tuple[int, Any]:
+    def create_status(self, sha: str, data: dict[str, Any], who: Identity) -> tuple[int, Any]:
         state = data.get("state")
         if not SHA.fullmatch(sha) or state not in STATES:
             return 422, {
                 "message": "Validation Failed",
                 "errors": [{"field": "state", "code": "invalid"}],
             }
+        if not self.has_commit(sha):
+            return graph.no_commit(sha)
         status = {
             "url": self.api(f"/statuses/{sha}"),
             "id": self.state.new_id(),
@@ -313,7 +454,7 @@ class GitHubDouble:
             "context": data.get("context") or "default",
             "created_at": TIME,
             "updated_at": TIME,
-            "creator": {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"},
+            "creator": dict(who.user),
         }
         self.state.statuses.setdefault(sha, []).append(status)
         return 201, status

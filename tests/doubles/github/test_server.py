@@ -10,18 +10,22 @@ from typing import Any
 import pytest
 from github import Auth, Github, GithubException
 
-from tests.doubles.github.server import GitHubDouble
+from tests.doubles.github.server import READ_ONLY, GitHubDouble
 
 SHA = "a" * 40
 
 
 def call(
-    double: GitHubDouble, method: str, path: str, body: Any = None, token: bool = True
+    double: GitHubDouble,
+    method: str,
+    path: str,
+    body: Any = None,
+    token: str | None = "t",  # noqa: S107
 ) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(f"{double.url}{path}", data=data, method=method)
-    if token:
-        request.add_header("Authorization", "token t")
+    if token is not None:
+        request.add_header("Authorization", f"token {token}")
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
             raw = answer.read()
@@ -56,7 +60,7 @@ def test_pygithub_creates_a_release_uploads_and_reads_an_asset() -> None:
 def test_refusals() -> None:
     with GitHubDouble() as double:
         repo = "/repos/acme/torch-builds"
-        assert call(double, "GET", repo, token=False)[0] == 401
+        assert call(double, "GET", repo, token=None)[0] == 401
         assert call(double, "POST", f"{repo}/releases", {"tag_name": "t"})[0] == 201
         status, body = call(double, "POST", f"{repo}/releases", {"tag_name": "t"})
         assert status == 422 and body["errors"][0]["code"] == "already_exists"
@@ -81,3 +85,106 @@ def test_the_server_stops_itself() -> None:
         double.timer.join(5)
         with pytest.raises(urllib.error.URLError):
             urllib.request.urlopen(f"{double.url}/repos/acme/torch-builds", timeout=2)
+
+
+# --- identities, pull requests, environments, tags (issue 19) ------------------------------
+
+
+def call_as(
+    double: GitHubDouble, token: str, method: str, path: str, body: Any = None
+) -> tuple[int, Any]:
+    return call(double, method, path, body, token=token)
+
+
+REPO = "/repos/acme/torch-builds"
+
+
+def test_a_read_only_token_reads_but_never_writes() -> None:
+    with GitHubDouble() as double:
+        double.grant("ro", permissions=READ_ONLY)
+        status, body = call_as(double, "ro", "POST", f"{REPO}/statuses/{SHA}", {"state": "success"})
+        assert (status, body["message"]) == (403, "Resource not accessible by integration")
+        assert call_as(double, "ro", "POST", f"{REPO}/releases", {"tag_name": "t"})[0] == 403
+        assert call_as(double, "ro", "GET", f"{REPO}/commits/{SHA}/statuses")[0] == 200
+        assert double.state.statuses == {} and double.state.releases == []
+
+
+def test_a_status_records_the_identity_that_posted_it() -> None:
+    with GitHubDouble() as double:
+        double.grant("mallory", login="mallory", kind="User")
+        call_as(double, "any", "POST", f"{REPO}/statuses/{SHA}", {"state": "success"})
+        call_as(double, "mallory", "POST", f"{REPO}/statuses/{SHA}", {"state": "success"})
+        creators = [s["creator"]["login"] for s in double.statuses(SHA)]
+        assert creators == ["github-actions[bot]", "mallory"]
+
+
+def test_unknown_commits_and_revoked_tokens_are_refused() -> None:
+    with GitHubDouble() as double:
+        double.know_commits(lambda sha: sha == SHA)
+        other = "b" * 40
+        status, body = call_as(
+            double, "t", "POST", f"{REPO}/statuses/{other}", {"state": "success"}
+        )
+        assert (status, body["message"]) == (422, f"No commit found for SHA: {other}")
+        assert call_as(double, "t", "GET", f"{REPO}/commits/{other}/pulls")[0] == 422
+        assert call_as(double, "t", "GET", f"{REPO}/commits/{SHA}/pulls") == (200, [])
+        double.revoke("old")
+        assert call_as(double, "old", "GET", f"{REPO}/commits/{SHA}/pulls")[0] == 401
+
+
+def test_pull_requests_associated_with_a_commit() -> None:
+    with GitHubDouble() as double:
+        commits = [f"{n:040x}" for n in range(1, 301)]
+        squash = "f" * 40
+        double.add_pull(3, head=commits[-1], commits=commits, merged=[squash])
+        status, pulls = call_as(double, "t", "GET", f"{REPO}/commits/{squash}/pulls")
+        assert status == 200 and [p["number"] for p in pulls] == [3]
+        assert pulls[0]["head"]["sha"] == commits[-1] and "_commits" not in pulls[0]
+        assert (
+            call_as(double, "t", "GET", f"{REPO}/commits/{commits[0]}/pulls")[1][0]["number"] == 3
+        )
+        # At most 250 commits of a pull request, oldest first, paged.
+        last = call_as(double, "t", "GET", f"{REPO}/pulls/3/commits?per_page=100&page=3")[1]
+        assert [c["sha"] for c in last] == commits[200:250]
+        assert call_as(double, "t", "GET", f"{REPO}/pulls/4")[0] == 404
+
+
+def test_environments_need_actions_read_and_may_be_missing() -> None:
+    with GitHubDouble() as double:
+        double.add_environment("release", reviewers=2)
+        status, env = call_as(double, "t", "GET", f"{REPO}/environments/release")
+        assert status == 200 and len(env["protection_rules"][0]["reviewers"]) == 2
+        assert call_as(double, "t", "GET", f"{REPO}/environments/staging")[0] == 404
+        double.grant("no-actions", permissions={"statuses": "write"})
+        assert call_as(double, "no-actions", "GET", f"{REPO}/environments/release")[0] == 403
+
+
+def test_an_existing_tag_wins_over_target_commitish_and_a_release_makes_its_tag() -> None:
+    with GitHubDouble() as double:
+        double.add_tag("main-aaaaaaaaaaaa", "c" * 40)
+        made = call_as(
+            double,
+            "t",
+            "POST",
+            f"{REPO}/releases",
+            {"tag_name": "main-aaaaaaaaaaaa", "target_commitish": SHA},
+        )[1]
+        assert made["target_commitish"] == "c" * 40
+        call_as(
+            double, "t", "POST", f"{REPO}/releases", {"tag_name": "new", "target_commitish": SHA}
+        )
+        assert call_as(double, "t", "GET", f"{REPO}/git/ref/tags/new")[1]["object"]["sha"] == SHA
+        draft = {"tag_name": "draft", "target_commitish": SHA, "draft": True}
+        call_as(double, "t", "POST", f"{REPO}/releases", draft)
+        assert call_as(double, "t", "GET", f"{REPO}/git/ref/tags/draft")[0] == 404
+
+
+def test_a_release_body_over_125000_characters_is_refused() -> None:
+    with GitHubDouble() as double:
+        long = {"tag_name": "t", "body": "x" * 125_001}
+        status, body = call_as(double, "t", "POST", f"{REPO}/releases", long)
+        assert status == 422
+        assert body["errors"][0]["message"] == "body is too long (maximum is 125000 characters)"
+        made = call_as(double, "t", "POST", f"{REPO}/releases", {"tag_name": "t", "body": "ok"})[1]
+        assert call_as(double, "t", "PATCH", f"{REPO}/releases/{made['id']}", long)[0] == 422
+        assert double.release("t")["body"] == "ok"

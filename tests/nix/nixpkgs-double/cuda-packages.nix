@@ -19,7 +19,7 @@ let
       } // extra);
       # cuDNN >= 9.12 supports compute capability 7.5 and newer only: with a lower one in
       # config.cudaCapabilities it is a bad platform, and whatever links it is refused
-      # (issue 9 item 2 and DESIGN §2.5; no stored nixpkgs commit has the assertion's text:
+      # (issue 9 item 2; no stored nixpkgs commit has the assertion's text:
       # cudnn.nix at 2973b267 still keeps its platformAssertions commented out).
       tooOld = builtins.filter (c: lib.versionOlder c "7.5") cudaCapabilities;
       cudnnRefuses = lib.versionAtLeast facts.cudnn "9.12" && tooOld != [ ];

@@ -19,5 +19,7 @@ import ../../nix/builders/torch-darwin.nix {
   pname = "pytorch-python313-darwin-mps";
   pythonPackages = "python313Packages";
   attribute = "torch";
+  package = "pytorch";
+  version = "2.8.0";
   description = "pytorch 2.8.0 for Apple Silicon (MPS), Python 3.13";
 }

@@ -1,0 +1,88 @@
+"""The catalog of a build repository that has none: one branch, whose variants are its recipes.
+
+Every command but `generate` reads a `Catalog`; without `catalog.yaml` it is made here from
+three sources, and nothing else:
+
+* the recipes' file names (`names.parse_name`, aliases and build suffixes included): each
+  variant's package, Python, CUDA major.minor, SM, ISA, platform and stack;
+* the built-in facts (`builtin`): each ISA's platform, flags and torch capability, each SM's
+  compute capability, family and cuDNN switch, each package's import name and base;
+* the optional settings file (`settings`): the versions `ci-tools test` checks.
+
+What only a catalog states (nixpkgs pins, cudaPackages sets, the least NVIDIA driver) stays
+empty: no command but `generate` reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ci_tools.catalog import builtin
+from ci_tools.catalog.model import Branch, Catalog, Gpu, Kind, Published, Toolkit, version_key
+from ci_tools.catalog.names import ParsedName
+from ci_tools.catalog.settings import Settings
+
+
+def catalog_from_names(
+    parsed: Sequence[ParsedName], *, branch: str, settings: Settings, root: Path
+) -> Catalog:
+    """The catalog of `branch`, whose recipes are `parsed` (checked by plan.discovery)."""
+    gpus: dict[str, Gpu] = dict(builtin.GPUS)
+    for name in parsed:
+        if name.sm is not None and name.sm not in gpus:
+            gpus[name.sm] = builtin.gpu(name.sm)
+    toolkits = _toolkits(parsed)
+    pythons = sorted({n.python for n in parsed}, key=version_key) or ["3.13"]
+    the_branch = Branch(
+        name=branch,
+        versions=dict(settings.branches.get(branch, {})),
+        cuda=toolkits[0].cuda if toolkits else "",
+        python=tuple(pythons),
+        min_driver=0,
+        nixpkgs_rev="",
+        nixpkgs_sha256=None,
+        cuda_packages="",
+        toolkits=toolkits,
+        published=tuple(_published(n) for n in parsed),
+    )
+    return Catalog(
+        path=root / "(recipe names)",
+        display_name=f"the recipes of branch {branch}",
+        packages=dict(builtin.PACKAGES),
+        isas=dict(builtin.ISAS),
+        gpus=gpus,
+        branches={branch: the_branch},
+    )
+
+
+def _toolkits(parsed: Sequence[ParsedName]) -> tuple[Toolkit, ...]:
+    """One toolkit per CUDA the names carry, oldest first."""
+    cudas = sorted({n.cuda for n in parsed if n.cuda is not None}, key=version_key)
+    return tuple(
+        Toolkit(
+            name=_toolkit_name(cuda),
+            cuda=cuda,
+            cuda_packages="",
+            nixpkgs_rev="",
+            nixpkgs_sha256=None,
+            min_driver=0,
+        )
+        for cuda in cudas
+    )
+
+
+def _toolkit_name(cuda: str) -> str:
+    return "cuda" + cuda.replace(".", "_")
+
+
+def _published(name: ParsedName) -> Published:
+    return Published(
+        name=name.name,
+        package=name.package,
+        python=name.python,
+        kind=name.kind,
+        toolkit=_toolkit_name(name.cuda) if name.kind is Kind.GPU and name.cuda else None,
+        sm=name.sm,
+        isa=name.isa,
+    )

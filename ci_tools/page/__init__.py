@@ -1,0 +1,1 @@
+"""The variant selector page: detect's answers for every question it can ask, and the HTML."""

@@ -1,0 +1,326 @@
+"""`ci-tools mark-green` as the build leg runs it, against the GitHub API double: what it
+records, where, and what it refuses (issue 19 items 3, 4 and 6).
+
+GitHub facts relied on (and modelled by the double, tests/doubles/github):
+* a pull request's run checks out GitHub's merge commit; the event payload's
+  `pull_request.head.sha` is the pull request's head commit ("Webhook events and payloads");
+* a fork's pull request and a run Dependabot started get a read-only GITHUB_TOKEN (docs
+  "Automatic token authentication", "Automating Dependabot with GitHub Actions"); a write
+  then answers 403 "Resource not accessible by integration".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci_tools.build.results import Check, Status
+from ci_tools.plan import statuses
+from tests.conftest import CliRunner
+from tests.doubles.github.server import READ_ONLY, GitHubDouble
+from tests.gitutil import commit_all, git, write
+from tests.greens import (
+    BASE,
+    CPU,
+    CPU_STACK,
+    DEP,
+    GPU_STACK,
+    TORCH,
+    mark,
+    plan,
+    proven,
+    proven_folder,
+)
+
+PROVEN = ("--results", str(proven_folder()))
+
+
+def _event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, data: object) -> None:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setenv("GITHUB_EVENT_NAME", name)
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(path))
+
+
+def _pull_request_event(head: str, head_repo: str = "acme/torch-builds") -> dict[str, object]:
+    return {
+        "action": "synchronize",
+        "number": 7,
+        "pull_request": {"number": 7, "head": {"sha": head, "repo": {"full_name": head_repo}}},
+    }
+
+
+def test_records_on_the_pull_requests_head_not_the_merge_commit(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    git(repo, "checkout", "-q", "-b", "fix")
+    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", "Y=5"))
+    head = commit_all(repo, "fix")
+    git(repo, "checkout", "-q", "main")
+    write(repo, "CHANGES.md", "meanwhile\n")
+    commit_all(repo, "main moves on")
+    # GitHub's refs/pull/7/merge, as actions/checkout checks it out: detached.
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
+    merge = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "--detach")
+    planned, _ = plan(capsys, "--branch", "main")
+    monkeypatch.setenv("GITHUB_SHA", merge)
+    _event(tmp_path, monkeypatch, "pull_request", _pull_request_event(head))
+    code, said = mark(capsys, CPU_STACK, planned[CPU_STACK], "--branch", "main")
+    assert code == 0, said
+    assert github.statuses(merge) == []
+    (status,) = github.statuses(head)
+    assert status["description"] == statuses.description(planned[CPU_STACK])
+
+
+def test_a_push_records_on_the_pushed_commit(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    planned, _ = plan(capsys)
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.setenv("GITHUB_SHA", head)
+    _event(tmp_path, monkeypatch, "push", {"after": head})
+    assert mark(capsys, GPU_STACK, planned[GPU_STACK], BASE, DEP)[0] == 0
+    assert [s["context"] for s in github.statuses(head)] == [f"ci-tools/{GPU_STACK}"]
+
+
+@pytest.mark.parametrize(
+    ("event", "actor", "head_repo", "says"),
+    [
+        ("pull_request", "dependabot[bot]", "acme/torch-builds", "Dependabot"),
+        ("push", "dependabot[bot]", "acme/torch-builds", "Dependabot"),
+        ("pull_request", "someone", "someone/torch-builds", "fork someone/torch-builds"),
+    ],
+)
+def test_a_read_only_token_never_tries_to_write(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    event: str,
+    actor: str,
+    head_repo: str,
+    says: str,
+) -> None:
+    planned, _ = plan(capsys)
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.setenv("GITHUB_ACTOR", actor)
+    monkeypatch.setenv("GITHUB_SHA", head)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_read_only")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    github.grant("ghs_read_only", permissions=READ_ONLY)
+    _event(tmp_path, monkeypatch, event, _pull_request_event(head, head_repo))
+    before = len(github.state.requests)
+    code, said = mark(capsys, CPU_STACK, planned[CPU_STACK])
+    assert code == 0  # the leg stays green
+    assert said.startswith("::notice::mark-green: ci-tools/py313-cpu-avx2 not recorded")
+    assert says in said
+    assert len(github.state.requests) == before  # not even tried
+
+
+def test_github_refusing_the_write_is_a_notice_not_a_failure(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A token the event does not reveal as read-only: GitHub answers 403, and the leg that
+    built and tested stays green; the cost is a rebuild on the next push."""
+    planned, _ = plan(capsys)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_read_only")
+    github.grant("ghs_read_only", permissions=READ_ONLY)
+    before = len(github.state.requests)
+    code, said = mark(
+        capsys, CPU_STACK, planned[CPU_STACK], "--commit", git(repo, "rev-parse", "HEAD")
+    )
+    assert code == 0
+    assert "HTTP 403" in said and "not recorded" in said
+    assert github.statuses(git(repo, "rev-parse", "HEAD")) == []
+    for method, path in github.state.requests[before:]:
+        assert (method, path.rsplit("/", 2)[-2]) == ("POST", "statuses")
+
+
+def test_a_write_github_refuses_is_tried_once_then_a_notice(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    planned, _ = plan(capsys)
+    missing = "1" * 40  # GitHub refuses a status on a commit it does not have (422)
+    code, said = mark(capsys, CPU_STACK, planned[CPU_STACK], "--commit", missing)
+    assert code == 0
+    assert "No commit found for SHA" in said and "not recorded" in said
+    assert sum(1 for m, _p in github.state.requests if m == "POST") == 1  # 4xx: no retry
+
+
+def test_refuses_a_fingerprint_that_is_not_current(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    planned, _ = plan(capsys)
+    before = len(github.state.requests)
+    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", "Y=9"))
+    commit_all(repo, "the recipe moved on after the plan")
+    code, said = mark(
+        capsys, CPU_STACK, planned[CPU_STACK], "--commit", git(repo, "rev-parse", "HEAD")
+    )
+    assert code == 2
+    assert f"is not the current fingerprint of {CPU_STACK}" in said
+    # Another stack's fingerprint, or one of the other kind, is no better.
+    head = git(repo, "rev-parse", "HEAD")
+    assert mark(capsys, GPU_STACK, planned[CPU_STACK], "--commit", head)[0] == 2
+    other = ("raw-" if planned[GPU_STACK].startswith("nix-") else "nix-") + planned[GPU_STACK][4:]
+    assert mark(capsys, GPU_STACK, other, "--commit", head)[0] == 2
+    assert len(github.state.requests) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--stack", "py313-sm99-avx"],
+            'not an entry of the matrix of branch main (did you mean "py313-sm61-avx"?)',
+        ),
+        (["--stack", GPU_STACK, DEP], f"the matrix's entry {GPU_STACK} is not made of {DEP}"),
+        (["--stack", GPU_STACK, "pytorch-python313-cpu-avx9"], "not a variant of branch main"),
+    ],
+)
+def test_refuses_an_unknown_stack(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    says: str,
+) -> None:
+    from ci_tools import cli
+
+    head = git(repo, "rev-parse", "HEAD")
+    fingerprint = "raw-" + "0" * 32
+    code = cli.main(["mark-green", "--fingerprint", fingerprint, "--commit", head, *args, *PROVEN])
+    assert code == 2
+    assert says in capsys.readouterr().err
+    assert github.state.requests == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--stack", "a b", "--fingerprint", "nix-" + "0" * 32], "is not a stack name"),
+        (["--stack", "py313", "--fingerprint", "xyz"], "is not a fingerprint"),
+        (["--stack", "py313", "--fingerprint", "0" * 32], "has no kind (an older ci-tools"),
+        (
+            ["--stack", "py313", "--fingerprint", "raw-" + "0" * 32, "--commit", "HEAD"],
+            "full commit id",
+        ),
+    ],
+)
+def test_validates_its_arguments(
+    repo: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    from ci_tools import cli
+
+    assert cli.main(["mark-green", *args, *PROVEN]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_the_build_legs_call_as_the_workflow_makes_it(
+    repo: Path,
+    github: GitHubDouble,
+    tmp_path: Path,
+    run_cli: CliRunner,
+) -> None:
+    """The step as phase 2's workflow runs it on a pull request: a separate process, the
+    environment GitHub gives a step (event payload, GITHUB_SHA of the merge commit, the
+    entry's fields through env), no --commit: the green lands on the pull request's head."""
+    git(repo, "checkout", "-q", "-b", "fix")
+    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", "Y=6"))
+    head = commit_all(repo, "fix")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
+    merge = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "--detach")
+    entry = next(
+        e
+        for e in json.loads(
+            run_cli("matrix", "--branch", "main", "--fingerprints", cwd=repo).stdout
+        )["include"]
+        if e["name"] == CPU_STACK
+    )
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(_pull_request_event(head)), encoding="utf-8")
+    step_env = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_SHA": merge,
+        "GITHUB_BASE_REF": "main",
+        "GITHUB_REPOSITORY": "acme/torch-builds",
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": "ghs_step",
+        "GITHUB_ACTOR": "maintainer",
+    }
+    done = run_cli(
+        "mark-green",
+        "--stack",
+        entry["name"],
+        "--fingerprint",
+        entry["fingerprint"],
+        "--branch",
+        entry["branch"],
+        *entry["packages"],
+        *PROVEN,
+        cwd=repo,
+        env=step_env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert github.statuses(merge) == []
+    assert [s["context"] for s in github.statuses(head)] == [f"ci-tools/{CPU_STACK}"]
+    assert "ghs_step" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("checks", "says"),
+    [
+        ((), "unproven"),
+        ((Check(name="cpu-mlp", status=Status.SKIPPED),), "unproven"),
+        ((Check(name="cpu-mlp", status=Status.FAILED),), "test failed: cpu-mlp"),
+    ],
+)
+def test_a_stack_whose_checks_proved_nothing_is_never_marked(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    checks: tuple[Check, ...],
+    says: str,
+) -> None:
+    head, _ = plan(capsys)
+    folder = proven(tmp_path / "results", (CPU,), checks)
+    sha = git(repo, "rev-parse", "HEAD")
+    code, said = mark(capsys, CPU_STACK, head[CPU_STACK], "--results", str(folder), "--commit", sha)
+    assert code == 1, said
+    assert "not marked green" in said and says in said
+    assert all(method == "GET" for method, _ in github.state.requests)
+
+
+def test_a_stack_without_a_record_of_each_package_is_never_marked(
+    repo: Path, github: GitHubDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    head, _ = plan(capsys)
+    folder = proven(tmp_path / "results", (BASE,))  # the stack's torchvision has none
+    sha = git(repo, "rev-parse", "HEAD")
+    code, said = mark(capsys, GPU_STACK, head[GPU_STACK], "--results", str(folder), "--commit", sha)
+    assert code == 1
+    assert f"{DEP} (no result record)" in said
