@@ -188,8 +188,7 @@ def run(args: argparse.Namespace) -> int:
         ghoutput.notice(why_empty if planned else source.empty_reason(variants), env)
     if output is not None:
         entries = _fit(entries, args, env)
-        secret = inventory.cache.signing_key_secret if inventory.cache is not None else ""
-        outputs = matrix.github_outputs(matrix.rows(entries), args.max_shards, secret)
+        outputs = matrix.github_outputs(matrix.rows(entries), args.max_shards)
         _say_shards(len(entries), int(outputs["shards"]), env)
         # `kind` is set: --github-output always fingerprints.
         ghoutput.notice(

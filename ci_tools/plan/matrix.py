@@ -283,17 +283,12 @@ def _utf16(text: str) -> int:
 
 
 def github_outputs(
-    matrix_rows: Sequence[Row], max_shards: int = DEFAULT_MAX_SHARDS, cache_secret: str = ""
+    matrix_rows: Sequence[Row], max_shards: int = DEFAULT_MAX_SHARDS
 ) -> dict[str, str]:
     """`count`, `shards` and `matrix-0` ... `matrix-N` (at least four, unused ones empty),
-    each matrix compact JSON on one line; `cache-secret`, the name of the secret holding
-    the binary cache's signing key (runners.yaml), which the workflow passes to the builds."""
+    each matrix compact JSON on one line."""
     shards = shard(matrix_rows, max_shards)
-    outputs = {
-        "count": str(len(matrix_rows)),
-        "shards": str(len(shards)),
-        "cache-secret": cache_secret,
-    }
+    outputs = {"count": str(len(matrix_rows)), "shards": str(len(shards))}
     for index in range(max(max_shards, DEFAULT_MAX_SHARDS)):
         members = list(shards[index]) if index < len(shards) else []
         outputs[f"matrix-{index}"] = json.dumps({"include": members}, separators=(",", ":"))

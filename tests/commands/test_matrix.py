@@ -150,7 +150,6 @@ def test_github_output_writes_the_contract(tmp_path: Path, run_cli: CliRunner) -
     assert list(outputs) == [
         "count",
         "shards",
-        "cache-secret",
         "matrix-0",
         "matrix-1",
         "matrix-2",

@@ -270,7 +270,6 @@ def test_github_outputs_follow_the_contract() -> None:
     assert list(outputs) == [
         "count",
         "shards",
-        "cache-secret",
         "matrix-0",
         "matrix-1",
         "matrix-2",
