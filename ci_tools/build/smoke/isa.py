@@ -158,18 +158,29 @@ def _shape(platform: Platform, operands: str) -> str:
 
 def functions(library: Path, nm: str, env: Mapping[str, str]) -> list[tuple[int, int, str]]:
     """(start, stop, name) of every function `nm` lists, by address; the dynamic symbols
-    where the library has no symbol table."""
+    where the library has no symbol table. nm's listing of libtorch_cpu.so is larger than a
+    captured output may be: it is read line by line, keeping only the functions."""
     for extra in ([], ["-D"]):
-        result = proc.run(
-            [nm, *extra, "-S", "--defined-only", str(library)], env=env, timeout=NM_TIMEOUT
-        )
-        found = []
-        for line in result.stdout.splitlines():
+        found: list[tuple[int, int, str]] = []
+
+        def add(line: str, found: list[tuple[int, int, str]] = found) -> None:
             parts = line.split()
-            if len(parts) == 4 and parts[2] in ("t", "T", "w", "W", "i"):
+            if len(parts) != 4 or parts[2] not in ("t", "T", "w", "W", "i"):
+                return
+            try:
                 start, size = int(parts[0], 16), int(parts[1], 16)
-                if size:
-                    found.append((start, start + size, parts[3]))
+            except ValueError:  # not nm's hex: no function to read
+                return
+            if size:
+                found.append((start, start + size, parts[3]))
+
+        proc.stream(
+            [nm, *extra, "-S", "--defined-only", str(library)],
+            on_line=add,
+            env=env,
+            timeout=NM_TIMEOUT,
+            keep_lines=3,
+        )
         if found:
             return sorted(found)
     return []
