@@ -35,7 +35,7 @@ act's limits (what it does not emulate), found by running 0.2.89 here, and how t
    the environment's secret is the `-s` one. Which is why release.yml passes `inherit`.
 10. act's LocalRepositoryCache (pkg/runner/local_repository_cache.go) is not safe for many
    matrix legs at once: with 8 parallel legs each running a mapped action, act 0.2.89 once
-   died of a Go runtime error there. The 300-stack scenario's light legs call the upload
+   died of a Go runtime error there. The 330-stack scenario's light legs call the upload
    stand-in directly; the real build-stack runs 1-2 legs per scenario.
 """
 
@@ -296,6 +296,17 @@ def release_inputs(select: str = RELEASE_SELECT, dry_run: str = "false") -> dict
     return {"branch": "main", "select": select, "org": "acme", "dry_run": dry_run}
 
 
+FLOXHUB_TOKEN = {"FLOX_FLOXHUB_TOKEN": "floxhub-scenario-token"}  # the environment's secret
+
+
+def ready_to_release(s: Scenario, github: GitHubDouble) -> str:
+    """What a maintainer does once before the first real release (README, "Before the first
+    release"): commit the lock and create the `release` environment (its FloxHub token is
+    FLOXHUB_TOKEN, passed to act). Returns the commit with the lock."""
+    github.add_environment("release")
+    return s.lock_environment()
+
+
 def release_asset(github: GitHubDouble, commit: str) -> dict[str, Any]:
     tag = f"main-{commit[:12]}"
     raw = github.asset_bytes(tag, f"results-{tag}.json")
@@ -319,12 +330,13 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Released]:
     """One release dispatch of the stack py313-cpu-avx2; shared by the release scenarios."""
     with GitHubDouble() as github:
         s = new_scenario(tmp_path_factory.mktemp("released"))
-        commit = s.head()
+        commit = ready_to_release(s, github)
         run = s.act(
             "workflow_dispatch",
             harness.dispatch_event(release_inputs()),
             "release.yml",
             env={"GITHUB_API_URL": github.url},
+            secrets=FLOXHUB_TOKEN,
         )
         yield Released(scenario=s, github=github, commit=commit, run=run, flox_calls=s.flox_calls())
 
@@ -377,7 +389,8 @@ def test_a_narrower_second_dispatch_builds_only_its_selection(
     s.artifacts.rename(s.tmp / "artifacts-run-1")  # a new run has its own artifacts
     narrower = release_inputs(select="pytorch-python313-cpu-avx2")
     env = {"GITHUB_API_URL": github.url}
-    run = s.act("workflow_dispatch", harness.dispatch_event(narrower), "release.yml", env=env)
+    event = harness.dispatch_event(narrower)
+    run = s.act("workflow_dispatch", event, "release.yml", env=env, secrets=FLOXHUB_TOKEN)
     assert s.built().count("torchvision-python313-cpu-avx2") == 1
     assert s.built().count("pytorch-python313-cpu-avx2") == 2
     # Nothing published in either dispatch: still no release.
@@ -385,9 +398,12 @@ def test_a_narrower_second_dispatch_builds_only_its_selection(
     assert "no release: nothing was published" in run.text()
 
 
-def test_push_during_a_release_does_not_change_what_it_builds_and_releases(
+def test_push_during_a_dry_run_release_changes_nothing_and_the_dry_run_writes_nothing(
     tmp_path: Path,
 ) -> None:
+    """A push during the release does not change what it builds and judges. And a dry run
+    (issue 19 item 5) needs no lock, no environment and no token, and writes nothing: no
+    commit status, no release, no publish, no page deployment."""
     with GitHubDouble() as github:
         s = new_scenario(tmp_path)
         planned = s.head()
@@ -396,9 +412,10 @@ def test_push_during_a_release_does_not_change_what_it_builds_and_releases(
         # before any build job checks out.
         git_push = ["git", "-C", str(s.work), "push", "-q", "--force", str(s.origin)]
         subprocess.run([*git_push, f"{planned}:refs/heads/main"], check=True)
+        statuses_before = json.dumps(github.state.statuses, sort_keys=True)
         run = s.act(
             "workflow_dispatch",
-            harness.dispatch_event(release_inputs()),
+            harness.dispatch_event(release_inputs(dry_run="true")),
             "release.yml",
             env={
                 "GITHUB_API_URL": github.url,
@@ -418,6 +435,32 @@ def test_push_during_a_release_does_not_change_what_it_builds_and_releases(
         assert github.state.releases == []
         assert "variants of main: " in run.text()
         assert {r["commit"] for r in s.records().values()} == {planned}
+        # The dry run: the preflight only reported; nothing was written anywhere.
+        assert run.result("plan") == "success", run.text()[-3000:]
+        assert "release preflight of main: ready (dry run)" in run.text()
+        assert json.dumps(github.state.statuses, sort_keys=True) == statuses_before
+        assert not [c for c in s.flox_calls() if c["argv"][:1] == ["publish"]]
+        assert not run.ran("page-deploy")
+
+
+def test_a_release_that_could_not_publish_stops_at_the_plan(tmp_path: Path) -> None:
+    """Issue 19 item 5: no committed lock, no token, no environment: the plan job fails within
+    its preflight, naming each, and nothing is built."""
+    with GitHubDouble() as github:
+        s = new_scenario(tmp_path)
+        run = s.act(
+            "workflow_dispatch",
+            harness.dispatch_event(release_inputs()),
+            "release.yml",
+            env={"GITHUB_API_URL": github.url},
+        )
+        assert run.result("plan") == "failure"
+        text = run.text()
+        assert "this release could not publish, so nothing is built" in text
+        for missing in ("manifest.lock", "FLOX_FLOXHUB_TOKEN", "release"):
+            assert missing in text
+        assert s.built() == []
+        assert github.state.releases == []
 
 
 @pytest.fixture(scope="module")
@@ -456,6 +499,52 @@ def test_a_stack_that_passes_is_marked_green_and_the_next_push_skips_it(
     assert second.result("gate") == "success"
 
 
+def test_a_pull_requests_greens_survive_its_squash_and_its_merge_commit(
+    tmp_path: Path, host: HostTorch
+) -> None:
+    """Issue 19 item 3. The pull request's run checks out GitHub's merge commit, which no
+    later run reaches; mark-green records on the pull request's head instead. After a squash
+    merge (a new commit whose parent is the base: GitHub associates it with the pull request,
+    "List pull requests associated with a commit") and after a merge commit (whose second
+    parent is the head), the push's plan finds that green and builds nothing."""
+    s = new_scenario(tmp_path, host)
+    base = s.head()
+    stack = host.stack("avx")
+    catalog = s.work / "catalog.yaml"
+    old = "        cpu: [avx2, avx512, avx512bf16, avx512vnni, armv8_2, armv9]\n"
+    catalog.write_text(catalog.read_text().replace(old, old.replace("[avx2", "[avx, avx2"), 1))
+    s.ci_tools("generate", "--branch", "main")
+    head = s.commit({}, "catalog: PyTorch for AVX on main", branch="topic")
+    # GitHub's merge commit of the pull request, which the run checks out.
+    harness.git(s.work, "checkout", "-q", "-B", "main", base)
+    harness.git(s.work, "merge", "-q", "--no-ff", "topic", "-m", "Merge head into base")
+    merge_ref = s.commit({"docs/pr.md": "checked out\n"}, "the pull request's merge ref")
+    event = harness.pull_request_event(8, base, head, fork=False)
+    run = s.act("pull_request", event, "ci.yml", stub=STUB)
+    assert run.result("build-0") == "success", run.text()[-3000:]
+    greens = [st for st in s.github.statuses(head) if st["context"] == statuses.context(stack)]
+    assert [st["state"] for st in greens] == ["success"], s.github.state.statuses
+    assert not [st for st in s.github.statuses(merge_ref) if "py313-cpu-avx" in st["context"]]
+
+    def push_plans_nothing(merged: str) -> None:
+        s.flox_log.unlink(missing_ok=True)
+        harness.git(s.work, "push", "-q", "--force", str(s.origin), f"{merged}:refs/heads/main")
+        after = s.act("push", push_event(base, merged), "ci.yml", stub=STUB)
+        assert after.step_output("plan", "matrix", "count") == "0", after.text()[-3000:]
+        assert s.built() == []
+
+    harness.git(s.work, "checkout", "-q", "-B", "main", base)
+    harness.git(s.work, "merge", "-q", "--squash", "topic")
+    harness.git(s.work, "commit", "-q", "-m", "catalog: PyTorch for AVX on main (#8)")
+    squash = s.head()
+    s.github.add_pull(8, head=head, commits=[head], merged=[squash])
+    push_plans_nothing(squash)
+
+    harness.git(s.work, "checkout", "-q", "-B", "main", base)
+    harness.git(s.work, "merge", "-q", "--no-ff", "topic", "-m", "Merge pull request #9")
+    push_plans_nothing(s.head())
+
+
 def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_rest(
     tmp_path: Path, host: HostTorch
 ) -> None:
@@ -464,10 +553,10 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         # Main's PyTorch for this machine's Python, on two ISAs a release of `pytorch-*-cpu-*`
         # selects (and nothing else, to keep the smoke tests to two).
         s = new_scenario(tmp_path, host, cpu=["avx", "avx2"])
-        commit = s.lock_environment()
+        commit = ready_to_release(s, github)
         select = f"pytorch-{host.python_tag}-cpu-*"
         env = {"GITHUB_API_URL": github.url, "FLOX_DOUBLE_FAIL": f"{avx2}=build"}
-        token = {"FLOX_FLOXHUB_TOKEN": "floxhub-scenario-token"}  # the environment's secret
+        token = FLOXHUB_TOKEN
         first = s.act(
             "workflow_dispatch",
             harness.dispatch_event(release_inputs(select)),
@@ -519,7 +608,7 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
 
 
 # A stand-in for build-stack.yml with its interface, whose legs only upload a record: the
-# 300-stack scenario exercises the sharding of ci.yml, not 300 builds.
+# 330-stack scenario exercises the sharding of ci.yml, not 330 builds.
 LIGHT_BUILD_STACK = """\
 name: build-stack
 on:
@@ -549,7 +638,10 @@ jobs:
 """
 
 
-def test_300_stacks_run_as_2_shards_with_unique_job_and_artifact_names(tmp_path: Path) -> None:
+def test_330_stacks_run_as_2_shards_with_unique_names_and_a_green_gate(tmp_path: Path) -> None:
+    """Issue 19 item 2: the gate put `toJSON(needs)`, the plan's matrices included, into one
+    variable; past about 300 stacks bash could not start ("argument list too long"). It reads
+    each job's result now, and stays green at 330."""
     from ci_tools.plan import matrix
 
     s = new_scenario(tmp_path)
@@ -562,7 +654,7 @@ def test_300_stacks_run_as_2_shards_with_unique_job_and_artifact_names(tmp_path:
             check=True,
         ).stdout
     )["include"][0]
-    rows = [{**entry, "name": f"{entry['name']}-{n:03d}"} for n in range(300)]
+    rows = [{**entry, "name": f"{entry['name']}-{n:03d}"} for n in range(330)]
     outputs = {**matrix.github_outputs(rows), "trusted": "true"}
     light = LIGHT_BUILD_STACK
     before = s.head()
@@ -579,10 +671,10 @@ def test_300_stacks_run_as_2_shards_with_unique_job_and_artifact_names(tmp_path:
         [leg["matrix"]["name"] for leg in run.legs if leg["top"] == top]
         for top in ("build-0", "build-1")
     )
-    assert len(first) == 150 and len(second) == 150, run.text()[-3000:]
-    assert len(set(first) | set(second)) == 300
+    assert len(first) == 165 and len(second) == 165, run.text()[-3000:]
+    assert len(set(first) | set(second)) == 330
     assert not run.ran("build-2") and not run.ran("build-3")
-    assert len({leg["job"] for leg in run.legs if leg["top"].startswith("build-")}) == 300
+    assert len({leg["job"] for leg in run.legs if leg["top"].startswith("build-")}) == 330
     names = s.artifact_names()
-    assert len(names) == 300 and all(n.startswith("results-py313-cpu-avx2-") for n in names)
+    assert len(names) == 330 and all(n.startswith("results-py313-cpu-avx2-") for n in names)
     assert run.result("gate") == "success"

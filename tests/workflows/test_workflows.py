@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -254,6 +255,7 @@ def test_plan_outputs_follow_the_matrix_contract() -> None:
     assert set(plan["outputs"]) == {
         "count",
         "shards",
+        "fingerprint-kind",
         "trusted",
         "matrix-0",
         "matrix-1",
@@ -270,6 +272,12 @@ def test_plan_outputs_follow_the_matrix_contract() -> None:
     assert "pull_request.base.sha" in matrix_step["env"]["BEFORE"]
     # A pull request's checkout is a detached merge commit: name the branch, never guess it.
     assert "github.base_ref" in plan["env"]["BRANCH"]
+    # Issue 19 item 1: the plan computes Nix-kind fingerprints, so it has Nix's parser, and it
+    # may read the pull requests a commit came from (greens survive a merge).
+    assert "--fingerprint-kind nix" in matrix_step["run"]
+    names = [s.get("name", "") for s in plan["steps"]]
+    assert names.index("Install Nix's parser") < names.index("Plan the builds")
+    assert plan["permissions"]["pull-requests"] == "read"
     for command in ("matrix", "generate --check"):
         runs = [s["run"] for s in plan["steps"] if f"ci-tools {command}" in s.get("run", "")]
         assert runs and all('--branch "$BRANCH"' in r for r in runs), command
@@ -301,9 +309,11 @@ def test_gate_is_the_one_required_check() -> None:
     assert "`gate`" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def test_superseded_runs_are_cancelled() -> None:
+def test_superseded_runs_of_pull_requests_only_are_cancelled() -> None:
+    """Issue 19 item 7: a push never cancels a run (a GPU stack takes up to 360 minutes; a
+    branch pushed more often would never finish one); the newer run waits in the group."""
     ci = load(WORKFLOWS / "ci.yml")
-    assert ci["concurrency"]["cancel-in-progress"] is True
+    assert ci["concurrency"]["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
     assert "github.ref" in ci["concurrency"]["group"]
     assert "run_id" not in ci["concurrency"]["group"]
 
@@ -366,9 +376,58 @@ def test_only_the_release_dispatch_passes_secrets_to_a_called_workflow(path: Pat
     for job_id, job in jobs(path):
         if "uses" not in job:
             continue
-        if path.name == "release.yml" and job.get("with", {}).get("environment") == "release":
+        if path.name == "release.yml" and "'release'" in str(
+            job.get("with", {}).get("environment")
+        ):
             assert job.get("secrets") == "inherit", job_id
         elif "secrets" in job:
             assert job["secrets"] == {"NIX_CACHE_SIGNING_KEY": on_push}, (
                 f"{path.name}: jobs.{job_id} passes secrets"
             )
+
+
+# --- issue 19: the loop on GitHub ------------------------------------------------------------
+
+
+def test_the_gate_reads_each_jobs_result_and_never_the_plans_outputs() -> None:
+    """Item 2: `toJSON(needs)` holds the plan's matrices; past about 300 stacks it outgrew what
+    the runner can start bash with. Every needed job is read by its result alone."""
+    gate = load(WORKFLOWS / "ci.yml")["jobs"]["gate"]
+    text = json.dumps(gate)
+    assert "toJSON(needs)" not in text and "outputs" not in text
+    env = gate["steps"][0]["env"]
+    assert sorted(env.values()) == sorted(f"${{{{ needs.{job}.result }}}}" for job in gate["needs"])
+
+
+def test_mark_green_records_on_the_pull_requests_head_not_the_merge_commit() -> None:
+    """Item 3: the checkout of a pull request is GitHub's merge commit, which no later run
+    reaches; mark-green takes the pull request's head from the event (or a release's commit)."""
+    test = load(WORKFLOWS / "build-stack.yml")["jobs"]["test"]  # the test leg marks (issue 18)
+    step = next(s for s in test["steps"] if s.get("name") == "Mark the stack green")
+    assert "rev-parse" not in step["run"] and "GITHUB_SHA" not in step["run"]
+    assert step["env"]["COMMIT"] == "${{ inputs.commit }}"
+
+
+def test_a_dry_run_release_names_no_environment_marks_nothing_and_gets_no_token() -> None:
+    """Item 5: a dry run waits for no reviewer, writes no status and receives no token."""
+    dry = "format('{0}', inputs.dry_run) != 'true'"
+    jobs_ = load(WORKFLOWS / "release.yml")["jobs"]
+    assert jobs_["plan"]["environment"] == f"${{{{ {dry} && 'release' || '' }}}}"
+    preflight = next(s for s in jobs_["plan"]["steps"] if s.get("name") == "Preflight")
+    assert "ci-tools release" in preflight["run"] and "--preflight" in preflight["run"]
+    assert preflight["env"]["FLOX_FLOXHUB_TOKEN"].startswith(f"${{{{ {dry} && secrets.")
+    for n in range(4):
+        called = jobs_[f"build-{n}"]["with"]
+        assert called["environment"] == jobs_["plan"]["environment"]
+        assert called["mark-green"] == f"${{{{ {dry} }}}}"
+    publish = next(
+        s
+        for s in load(WORKFLOWS / "build-stack.yml")["jobs"]["test"]["steps"]
+        if s.get("name") == "Publish"
+    )
+    assert "inputs.dry-run) != 'true' && secrets." in publish["env"]["FLOX_FLOXHUB_TOKEN"]
+
+
+def test_dependabot_keeps_the_pinned_actions_current() -> None:
+    config = load(REPO_ROOT / ".github" / "dependabot.yml")
+    assert {u["package-ecosystem"] for u in config["updates"]} == {"github-actions", "pip"}
