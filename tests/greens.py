@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ci_tools import cli
+from ci_tools.build import results
+from ci_tools.build.results import BuildOutcome, Check, ResultRecord, Status, test_status
 from ci_tools.commands import mark_green as mark_green_command
 from ci_tools.plan import schedule
 from tests.doubles.github.server import GitHubDouble
@@ -95,10 +98,47 @@ def plan(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict[str, str]
     return {e["name"]: e["fingerprint"] for e in json.loads(out.out)["include"]}, out.err
 
 
+def proven(
+    folder: Path,
+    variants: tuple[str, ...] = (BASE, DEP, CPU),
+    checks: tuple[Check, ...] | None = None,
+) -> Path:
+    """A results folder whose records prove `variants` (their checks ran on hardware of their
+    kind), as a stack's test leg leaves it; `checks` replaces what they recorded."""
+    for name in variants:
+        ran = (Check(name="cpu-mlp", status=Status.PASSED),)
+        if "-sm" in name:
+            ran += (Check(name="gpu-mlp", status=Status.PASSED),)
+        said = ran if checks is None else checks
+        record = ResultRecord(
+            variant=name,
+            package=name.split("-", 1)[0],
+            branch="main",
+            platform="x86_64-linux",
+            build=BuildOutcome(status=Status.PASSED, seconds=1.0),
+            test=results.TestOutcome(status=test_status(said), checks=said),
+        )
+        results.save(record, results.result_path(folder, name))
+    return folder
+
+
+_PROVEN: list[Path] = []
+
+
+def proven_folder() -> Path:
+    """One folder of proving records for the whole test session."""
+    if not _PROVEN:
+        _PROVEN.append(proven(Path(tempfile.mkdtemp(prefix="ci-tools-proven-"))))
+    return _PROVEN[0]
+
+
 def mark(
     capsys: pytest.CaptureFixture[str], stack: str, fingerprint: str, *args: str
 ) -> tuple[int, str]:
-    """`ci-tools mark-green`'s exit code and output."""
+    """`ci-tools mark-green`'s exit code and output (with records that prove the stack,
+    unless `args` names its own --results)."""
+    if "--results" not in args:
+        args = (*args, "--results", str(proven_folder()))
     code = cli.main(["mark-green", "--stack", stack, "--fingerprint", fingerprint, *args])
     out = capsys.readouterr()
     assert TOKEN not in out.out + out.err

@@ -179,7 +179,9 @@ def stream(
                 if not chunk:
                     break
     except BaseException:
+        # `on_line` may stop the run on purpose (it has read enough): the pipe is closed too.
         _stop(process)
+        process.stdout.close()
         raise
     if timed_out:
         _stop(process)

@@ -1,5 +1,6 @@
 """A folder of result records -> one Markdown table (for $GITHUB_STEP_SUMMARY) and one JSON
-summary. Everything but `load_records` and `load_planned` is pure.
+summary, headed by the proof coverage per SM and per ISA (`coverage`), with each variant's
+proof as the publish policy reads it. Everything but `load_records` and `load_planned` is pure.
 
 Given the plan (the variants the run was meant to build), a planned variant with no record
 counts as failed: a job that was cancelled or timed out before writing anything must not
@@ -17,16 +18,17 @@ from typing import Any
 
 from ci_tools.base import bounded, markup
 from ci_tools.base.errors import InputError
-from ci_tools.build import results
-from ci_tools.build.results import PublishStatus, ResultRecord, Status
+from ci_tools.build import coverage, policy, results
+from ci_tools.build.results import CacheStatus, PublishStatus, ResultRecord, Status
 
-SUMMARY_SCHEMA = 1
+SUMMARY_SCHEMA = 2
 
 _ICONS = {
     Status.PASSED: "✅",
     Status.FAILED: "❌",
     Status.SKIPPED: "⏭️",
     Status.STARTED: "⏳",
+    Status.STATIC: "🔎",
     PublishStatus.PUBLISHED: "✅",
     PublishStatus.FAILED: "❌",
     PublishStatus.DRY_RUN: "🔍",
@@ -177,7 +179,7 @@ def summary(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) ->
     record (each counted as a failed build)."""
     ordered = _ordered(records)
     absent = missing(ordered, planned)
-    build_statuses = [s.value for s in Status]
+    build_statuses = [s.value for s in Status if s is not Status.STATIC]
     check_statuses = [s.value for s in results.CHECK_STATUSES]
     build = _count((r.build.status.value if r.build else None for r in ordered), build_statuses)
     build["missing"] = len(absent)
@@ -193,9 +195,10 @@ def summary(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) ->
                 (r.publish.status.value if r.publish else None for r in ordered),
                 [s.value for s in PublishStatus],
             ),
-            "passed": sum(r.passed for r in ordered),
+            "publishable": sum(policy.publishable(r) for r in ordered),
             "failed": failed_count(ordered, absent),
         },
+        "coverage": coverage.coverage(ordered, (p.variant for p in absent)).as_json(),
         "rows": [_row(r) for r in ordered],
         "missing": [{"variant": p.variant, "branch": p.branch} for p in absent],
     }
@@ -242,8 +245,10 @@ def _row(record: ResultRecord) -> dict[str, Any]:
         ),
         "import_seconds": test.figures.import_seconds if test and test.figures else None,
         "sizes": asdict(record.sizes),
+        "proof": policy.proof_of(record).value,
+        "proven": policy.describe(record),
         "publish": publish.status.value if publish else None,
-        "passed": record.passed,
+        "publishable": policy.publishable(record),
     }
 
 
@@ -265,19 +270,22 @@ def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -
         unfinished.append(f"{build['started']} never finished")
     if build["missing"]:
         unfinished.append(f"{build['missing']} planned with no record")
+    cover = coverage.coverage(ordered, (p.variant for p in absent))
     lines = [
         "## Build results",
         "",
+        *coverage.markdown(cover),
         f"Branch {branches}" + (f" · commit {commits}" if commits else "") + " · "
         f"{data['variants']} variants: "
         f"{build['passed']} built, {not_built} failed to build"
         + (f" ({', '.join(unfinished)})" if unfinished else "")
         + ", "
-        f"{data['test']['passed']} passed their checks, {data['test']['failed']} failed a check, "
-        f"{data['passed']} ready to publish",
+        f"{data['test']['passed']} ran their checks, {data['test']['static']} proven "
+        f"statically, {data['test']['failed']} failed a check, "
+        f"{data['publishable']} ready to publish",
         "",
-        "| Variant | Platform | Build | Closure | Test | libtorch | import torch | Publish |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Variant | Platform | Build | Closure | Test | Proof | libtorch | import torch | Publish |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     several = len({r.branch for r in ordered} | {p.branch for p in absent if p.branch}) > 1
     rows = [(r.branch, r.variant, _table_row(r, with_branch=several)) for r in ordered]
@@ -289,7 +297,8 @@ def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -
 def _missing_row(plan: Planned, *, with_branch: bool) -> str:
     branch = f" ({markup.text(plan.branch)})" if with_branch and plan.branch else ""
     name = f"`{plan.variant}`{branch}"
-    cells = [name, _NONE, "❌ missing: planned, no record", _NONE, _NONE, _NONE, _NONE, _NONE]
+    cells = [name, _NONE, "❌ missing: planned, no record", _NONE, _NONE, "unproven", _NONE]
+    cells += [_NONE, _NONE]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -323,6 +332,8 @@ def _table_row(record: ResultRecord, *, with_branch: bool) -> str:
             build += f" ({format_minutes(record.build.seconds)})"
         if record.build.attempts > 1:
             build += f", {record.build.attempts} attempts"
+        if record.build.cache is not None and record.build.cache.status is not CacheStatus.PUSHED:
+            build += ", not pushed to the cache"
         if record.build.closure_bytes is not None:
             closure = format_bytes(record.build.closure_bytes)
     test = _NONE
@@ -342,6 +353,7 @@ def _table_row(record: ResultRecord, *, with_branch: bool) -> str:
         build,
         closure,
         test,
+        markup.text(policy.describe(record)),
         format_libraries(record),
         format_import(record),
         publish,

@@ -94,6 +94,34 @@ BUILD = _rule("build suffix", r"[a-z][a-z0-9]*", "nightly", max_length=32)
 # A self-hosted runner label: becomes `runs-on`. Letters, digits, `.`, `_`, `-` (no
 # expressions, globs, commas, spaces or control characters).
 RUNNER_LABEL = _rule("runner label", r"[A-Za-z0-9][A-Za-z0-9._-]*", "gpu-sm90", max_length=100)
+# A Nix binary cache, as a store URL Nix opens (Nix manual, "Store URL format"): a folder
+# (file:///srv/cache), an S3 bucket (s3://bucket?region=eu-west-1) or an HTTP(S) server
+# (attic, harmonia, nix-serve, cachix), each with optional `?key=value&...` store settings.
+_PARAMS = r"(\?[A-Za-z][A-Za-z0-9_-]*=[A-Za-z0-9._~%:/+-]*(&[A-Za-z][A-Za-z0-9_-]*=[A-Za-z0-9._~%:/+-]*)*)?"
+_HOST = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*"
+STORE_URL = _rule(
+    "Nix store URL",
+    rf"(file://(/[A-Za-z0-9._~+-]+)+/?|s3://[a-z0-9][a-z0-9.-]{{1,61}}[a-z0-9]"
+    rf"|https?://{_HOST}(:[0-9]{{1,5}})?(/[A-Za-z0-9._~+-]*)*){_PARAMS}",
+    "s3://acme-nix-cache?region=eu-west-1",
+    max_length=300,
+)
+# A public key Nix trusts (`trusted-public-keys`): NAME:BASE64 of the 32-byte ed25519 key, as
+# `nix-store --generate-binary-cache-key` writes it.
+NIX_PUBLIC_KEY = _rule(
+    "Nix public key",
+    r"[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9+/]{43}=",
+    "cache.example.org-1:<44 base64 characters>",
+    max_length=150,
+)
+# The name of a GitHub Actions secret: letters, digits and `_`, not starting with a digit
+# or GITHUB_ (GitHub's naming rules for secrets).
+SECRET_NAME = _rule(
+    "secret name",
+    r"(?![Gg][Ii][Tt][Hh][Uu][Bb]_)[A-Za-z_][A-Za-z0-9_]*",
+    "NIX_CACHE_SIGNING_KEY",
+    max_length=100,
+)
 # A FloxHub organisation (a GitHub-style handle): it is printed into `flox install ORG/NAME`.
 ORG = _rule("Flox organisation", r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,38})", "acme", max_length=39)
 

@@ -8,12 +8,16 @@ Schemas from them and `ci-tools generate` the README's key reference.
 from __future__ import annotations
 
 from ci_tools.catalog import grammar as g
+
+# runners.yaml is declared in runner_tables.py; what both files share is declared there.
+from ci_tools.catalog.runner_tables import DEFAULT_MINUTES as DEFAULT_MINUTES
+from ci_tools.catalog.runner_tables import PLATFORMS as PLATFORMS
+from ci_tools.catalog.runner_tables import RUNNERS as RUNNERS
 from ci_tools.catalog.scalars import Bool, Enum, Int, Text, Version
 from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Table
 from ci_tools.catalog.upstream import missing_hash_hint
 
-LINUX = ("x86_64-linux", "aarch64-linux")
-PLATFORMS = (*LINUX, "aarch64-darwin")
+LINUX = PLATFORMS[:2]
 NAMES = ListOf(Text(g.IDENT))
 OVERLAYS = ListOf(
     Text(
@@ -308,87 +312,5 @@ CATALOG = Table(
             "One git branch per PyTorch version.",
             True,
         ),
-    ),
-)
-
-# --- runners.yaml ---------------------------------------------------------------------------
-
-# GitHub cancels a self-hosted job after 5 days whatever the workflow says.
-MAX_TIMEOUT = 5 * 24 * 60
-# A CUDA build of torch takes hours; CPU-only and MPS builds are quicker.
-DEFAULT_MINUTES = {"gpu": 360, "cpu": 180, "darwin": 180}
-MINUTES = Int(1, MAX_TIMEOUT, " of minutes", " (GitHub stops self-hosted jobs after 5 days)")
-TIMEOUTS = Either(
-    Table(
-        name="timeouts",
-        fields=tuple(
-            Field(kind, MINUTES, f"For {kind} variants.", default=minutes)
-            for kind, minutes in DEFAULT_MINUTES.items()
-        ),
-    ),
-    MINUTES,
-)
-LABELS = ListOf(Text(g.RUNNER_LABEL), non_empty=True)
-CPU_FLAGS = ListOf(Text(g.CPUINFO_FLAG))
-TIMEOUT_DOC = "Minutes a job may take: one number, or one per kind (gpu, cpu, darwin)."
-
-POOL = Table(
-    name="pool",
-    fields=(
-        Field("labels", LABELS, "The job's runs-on labels.", True),
-        Field("timeout_minutes", TIMEOUTS, TIMEOUT_DOC, default_doc="gpu 360, cpu 180, darwin 180"),
-        Field(
-            "cpu_flags",
-            CPU_FLAGS,
-            "The /proc/cpuinfo flags every CPU of the pool has: its builds are tested there "
-            "when they cover the ISA's.",
-            default_doc="unknown: no test",
-        ),
-    ),
-)
-
-TEST_RUNNER = Table(
-    name="test_runner",
-    fields=(
-        Field("labels", LABELS, "The job's runs-on labels.", True),
-        Field("platform", Enum(PLATFORMS), "Its platform.", True),
-        Field("sm", Text(g.SM, hint='must look like "sm90"'), "The SM of its GPU.", True),
-        Field("cpu_flags", CPU_FLAGS, "The /proc/cpuinfo flags of its CPU.", True),
-        Field("timeout_minutes", TIMEOUTS, TIMEOUT_DOC, default_doc="its platform pool's"),
-    ),
-)
-
-PREFLIGHT = Table(
-    name="preflight",
-    doc="What .github/scripts/preflight.py requires of a self-hosted runner.",
-    fields=(
-        Field("flox", Version(), "The least flox version a runner must have."),
-        Field(
-            "min_free_gb",
-            Int(0, 1_000_000, " of GiB"),
-            "Free disk under the Nix store a build needs (garbage is collected first).",
-        ),
-    ),
-)
-
-RUNNERS = Table(
-    name="runners",
-    label="the runner inventory",
-    doc="The self-hosted runners `ci-tools matrix` schedules on.",
-    fields=(
-        Field(
-            "builders",
-            MapOf(Enum(PLATFORMS), POOL, "platforms to pools", "platform", True, "platform"),
-            "One pool of builders per platform.",
-            True,
-        ),
-        Field(
-            "test_runners",
-            ListOf(TEST_RUNNER),
-            "Machines with a GPU, where GPU variants of their SM are fully tested.",
-            default=(),
-            nullable=True,
-        ),
-        Field("preflight", PREFLIGHT, PREFLIGHT.doc),
     ),
 )

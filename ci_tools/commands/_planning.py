@@ -11,7 +11,7 @@ from ci_tools.catalog import layout
 from ci_tools.commands import _common
 from ci_tools.plan import source
 from ci_tools.plan.checkout import Checkout
-from ci_tools.plan.runners import Inventory, default_inventory, load_inventory
+from ci_tools.plan.runners import Inventory, find_inventory
 
 
 def add_branch_option(parser: argparse.ArgumentParser) -> None:
@@ -53,16 +53,9 @@ def variants(args: argparse.Namespace, env: Mapping[str, str], checkout: Checkou
     )
 
 
-def inventory(path: Path | None, cwd: Path, sms: frozenset[str] | None) -> Inventory:
-    if path is None:
-        path = cwd / layout.RUNNERS
-        if not path.is_file():
-            return default_inventory()
-    return load_inventory(path, _display(path, cwd), known_sms=sms)
-
-
-def _display(path: Path, cwd: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(cwd.resolve()))
-    except ValueError:
-        return str(path)
+def inventory(
+    path: Path | None, cwd: Path, sms: frozenset[str] | None, flags: frozenset[str] | None
+) -> Inventory:
+    """`--runners`, else runners.yaml in `cwd`, else the defaults; `sms` and `flags` (the
+    catalog's) catch test runners and CPU flags no variant can use."""
+    return find_inventory(path, cwd, sms, flags)

@@ -54,8 +54,12 @@ def provenance(env: Mapping[str, str], cwd: Path) -> tuple[str | None, str]:
     if proc.which("git", env) is not None:
         found = proc.run(["git", "rev-parse", "HEAD"], cwd=cwd, env=env, timeout=30)
         commit = (found.stdout.strip() or None) if found.ok else None
-    runner = env.get("RUNNER_NAME") or socket.gethostname()
-    return commit, runner
+    return commit, runner_name(env)
+
+
+def runner_name(env: Mapping[str, str]) -> str:
+    """The runner a step runs on: GitHub's RUNNER_NAME, else the host's name."""
+    return env.get("RUNNER_NAME") or socket.gethostname()
 
 
 def check_writable(paths: Sequence[Path]) -> None:

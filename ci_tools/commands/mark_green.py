@@ -1,9 +1,13 @@
 """`ci-tools mark-green`: record a stack's input fingerprint as green (`plan.statuses`).
 
-The build leg runs it after the stack's builds and tests pass, in its checkout, with the
-matrix entry's `name`, `fingerprint` and (optionally) `packages`:
+The test leg runs it after the stack's tests pass, in its checkout, with the matrix entry's
+`name`, `fingerprint` and (optionally) `packages`, and the stack's records:
 
-    ci-tools mark-green --stack NAME --fingerprint KIND-HEX [--branch B] [PACKAGE ...]
+    ci-tools mark-green --stack NAME --fingerprint KIND-HEX --results DIR [--branch B] [PACKAGE ...]
+
+A stack is marked only when every record in DIR proves its variant as the publish policy
+(`build/policy.py`) asks: a check that ran, or where the fleet cannot run it, the static
+proofs; never a stack whose checks proved nothing (exit 1, nothing written).
 
 Before writing it checks what it records (exit 2 otherwise, nothing written): the entry must
 be one the matrix makes for the branch, and the fingerprint must be its current one at the
@@ -24,14 +28,18 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_tools.base import digits, ghevent, ghoutput
-from ci_tools.base.errors import InputError
+from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.commands import _common, _planning
 from ci_tools.plan import kinds, statuses
+
+if TYPE_CHECKING:
+    from ci_tools.plan.matrix import Entry
 
 POLICY = RetryPolicy(attempts=3, total_seconds=60.0, initial_seconds=2.0, max_seconds=20.0)
 _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
@@ -51,6 +59,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         metavar="PACKAGE",
         help="the entry's packages, in the matrix's order (default: the branch's whole stack)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the stack's result records: each must prove its variant (the publish policy)",
     )
     parser.add_argument(
         "--commit",
@@ -75,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
             env,
         )
         return 0
-    _check_current(args, env, kind)
+    entry = _check_current(args, env, kind)
+    _require_proof(args.results, entry.packages, entry.placement.test.value)
     from ci_tools.base import github_api
 
     settings = github_api.settings_from_env(env)
@@ -91,6 +107,22 @@ def run(args: argparse.Namespace) -> int:
         f"{statuses.description(args.fingerprint)}"
     )
     return 0
+
+
+def _require_proof(folder: Path, packages: Sequence[str], scope: str) -> None:
+    """FailedError (exit 1) unless `folder` holds a record of each of the stack's packages
+    that proves it as the publish policy asks, the fleet being able to do `scope` for the
+    stack (its route from runners.yaml now, not one a record names)."""
+    from ci_tools.build import policy, results
+
+    found = {record.variant: record for record in results.load_dir(folder)}
+    unproven = []
+    for name in packages:
+        verdict = policy.judge(found.get(name), scope)
+        if not verdict.allowed:
+            unproven.append(f"{name} ({verdict.why})")
+    if unproven:
+        raise FailedError("not marked green: " + "; ".join(unproven))
 
 
 def _check_arguments(args: argparse.Namespace) -> kinds.FingerprintKind:
@@ -119,7 +151,7 @@ def _commit(given: str | None, env: Mapping[str, str]) -> str:
 
 def _check_current(
     args: argparse.Namespace, env: Mapping[str, str], kind: kinds.FingerprintKind
-) -> None:
+) -> Entry:
     """Exit 2 unless the fingerprint is the entry's current one at the checked-out commit."""
     from ci_tools.plan.checkout import Checkout
     from ci_tools.plan.recompute import current_fingerprint, find_entry
@@ -127,7 +159,7 @@ def _check_current(
     cwd = Path.cwd()
     checkout = Checkout(root=cwd)
     source = _planning.variants(args, env, checkout)
-    inventory = _planning.inventory(args.runners, cwd, source.sms)
+    inventory = _planning.inventory(args.runners, cwd, source.sms, source.cpu_flags)
     entry = find_entry(source, inventory, args.stack, args.packages)
     current = current_fingerprint(checkout, source, entry, kind)
     if current != args.fingerprint:
@@ -137,6 +169,7 @@ def _check_current(
             "commit, or a Nix whose `nix-instantiate --parse` prints differently from the "
             "plan job's, gives another fingerprint"
         )
+    return entry
 
 
 def _url(env: Mapping[str, str]) -> str | None:

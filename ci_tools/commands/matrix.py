@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     output = ghoutput.output_path(env) if args.github_output else None
     checkout = Checkout(root=cwd)
     variants = _planning.variants(args, env, checkout)
-    inventory = _planning.inventory(args.runners, cwd, variants.sms)
+    inventory = _planning.inventory(args.runners, cwd, variants.sms, variants.cpu_flags)
     planned = matrix.plan(
         variants.targets,
         _selection(args, variants),

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ci_tools.commands import _common
+from ci_tools.commands import _common, _fleet
 from ci_tools.commands._results import DEFAULT_RESULTS
 
 
@@ -26,6 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="print the commands; publish and write nothing"
     )
+    _fleet.add_runners_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,16 +36,20 @@ def run(args: argparse.Namespace) -> int:
 
     publish.validate_org(args.org)
     catalog = _common.load(args)
-    branch = args.branch or _common.default_branch(catalog, Path.cwd())
-    for name in args.variants:
-        variants.find(catalog, branch, name)
+    cwd = Path.cwd()
+    branch = args.branch or _common.default_branch(catalog, cwd)
+    chosen = [variants.find(catalog, branch, name) for name in args.variants]
+    # What the fleet can do for each variant, from runners.yaml as it is now: a record is
+    # judged by the bar its route sets, not by one it names itself.
+    fleet = _fleet.for_catalog(args, catalog, cwd)
     publish.run(
         args.variants,
         org=args.org,
         results_dir=args.results,
-        cwd=Path.cwd(),
+        cwd=cwd,
         dry_run=args.dry_run,
         branch=branch,
+        scopes={v.name: _fleet.route(fleet, v).scope for v in chosen},
         policy=RetryPolicy(attempts=4, total_seconds=1800, initial_seconds=30, max_seconds=300),
         say=lambda line: print(line, flush=True, file=sys.stdout),
     )

@@ -20,13 +20,13 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common, _release_checks
+from ci_tools.commands import _common, _fleet, _release_checks
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -74,6 +74,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
     )
+    _fleet.add_runners_option(parser)
     parser.add_argument(
         "--preflight",
         action="store_true",
@@ -107,11 +108,14 @@ def run(args: argparse.Namespace) -> int:
         for name in _published(settings, branch.name, commit, args.org, names):
             print(name)
         return 0
+    # What the fleet can do for each variant (runners.yaml now): the publish policy's bar.
+    inventory = _fleet.for_catalog(args, catalog, Path.cwd())
     target = _Target(
         branch=branch,
         commit=commit,
         variants=branch_variants,
         tag=release.tag_for(branch.name, commit),
+        scopes={v.name: _fleet.route(inventory, v).scope for v in branch_variants},
     )
 
     def say(line: str) -> None:
@@ -145,6 +149,7 @@ def _release(
         commit=target.commit,
         org=args.org,
         planned=planned,
+        scopes=target.scopes,
     )
     body = notes_text.release_body(notes, notes_text.templates_dir(_common.catalog_path(args)))
     if not (notes.publishable if args.dry_run else notes.published):
@@ -167,6 +172,7 @@ class _Target:
     commit: str
     variants: tuple[Variant, ...]  # every variant of the branch
     tag: str
+    scopes: Mapping[str, str]  # variant -> its route's scope (what the fleet can do for it)
 
     @property
     def asset(self) -> str:

@@ -1,20 +1,26 @@
-"""`ci-tools test VARIANT`: run the smoke checks inside the variant's own interpreter."""
+"""`ci-tools test VARIANT`: run the smoke checks inside the variant's own interpreter.
+
+A test leg on another runner than the build's takes the build from the fleet's binary cache
+(`--substitute`: the store path its build record names, signed by the cache's keys, never
+built here); a leg the matrix routes `static` proves it from its files alone (`--static`).
+The record says where the checks ran and what the fleet could do for the variant."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci_tools.base import digits
 from ci_tools.base.errors import EXIT_FAILED, EXIT_OK, printable
 from ci_tools.build import flox_build
 from ci_tools.build.report import format_bytes
-from ci_tools.build.results import Check, Figures, Status, TestOutcome, test_status
+from ci_tools.build.results import Check, Figures, Route, Status, TestOutcome, test_status
 from ci_tools.build.smoke import closure, runner
 from ci_tools.build.smoke.expect import expectations_for
 from ci_tools.catalog import variants
-from ci_tools.commands import _results
+from ci_tools.commands import _fleet, _results, _substitute
 from ci_tools.commands._common import add_branch_option, add_catalog_option, default_branch, load
 from ci_tools.host import hostcpu
 
@@ -35,6 +41,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--python", metavar="PATH", help="any interpreter that has the build on its path"
     )
+    where.add_argument(
+        "--substitute",
+        action="store_true",
+        help="take the build from the fleet's binary cache (runners.yaml cache): the store "
+        "path its record in --results names, never built here; links ./result-VARIANT to it",
+    )
+    parser.add_argument(
+        "--static",
+        action="store_true",
+        help="run none of the build's code: only the proofs read from its files (SASS, the "
+        "ISA's instructions), as a leg the matrix routes `static` does",
+    )
     parser.add_argument(
         "--import-runs",
         type=_import_runs,
@@ -44,6 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         f"keeps the median (default {runner.IMPORT_RUNS})",
     )
     _results.add_record_options(parser)
+    _fleet.add_runners_option(parser)
     add_catalog_option(parser)
 
 
@@ -81,59 +100,99 @@ def run(args: argparse.Namespace) -> int:
     paths = _results.record_paths(args, variant.name, 1)
     _results.check_writable(paths)
     env = dict(os.environ)
+    fleet = _fleet.for_catalog(args, catalog, cwd)
+    context = _Context(
+        paths=paths,
+        variant=variant,
+        env=env,
+        cwd=cwd,
+        route=_fleet.route(fleet, variant),
+        runner=_results.runner_name(env),
+    )
     if args.python is not None:
         python = runner.resolve_python(args.python, env)
     else:
         result_dir = args.result or flox_build.result_link(cwd, variant.name)
+        if args.substitute:
+            got = _substitute.build_of(paths, variant.name, fleet.cache, result_dir, env)
+            if got.skip:
+                print(got.reason)
+                return EXIT_OK
+            if got.failure is not None:
+                return _record_failed(context, got.failure)
         try:
             launch = closure.interpreter_in(result_dir, variant.name, variant.python)
         except closure.NoInterpreterError as exc:
-            return _record_untestable(paths, variant, env, cwd, str(exc))
+            return _record_failed(
+                context, Check(name="interpreter", status=Status.FAILED, detail=str(exc))
+            )
         python = launch.python
         env.update(launch.env)
-    record = _results.existing_or_new(paths, variant, env, cwd)
+    return _check(args, context, python)
 
+
+@dataclass(frozen=True, kw_only=True)
+class _Context:
+    paths: list[Path]
+    variant: variants.Variant
+    env: dict[str, str]
+    cwd: Path
+    route: Route
+    runner: str
+
+
+def _check(args: argparse.Namespace, context: _Context, python: str) -> int:
+    variant = context.variant
+    record = _results.existing_or_new(context.paths, variant, context.env, context.cwd)
     smoke = runner.smoke_test(
         expectations_for(variant),
         python,
         host_platform=hostcpu.host_platform(),
         host_flags=hostcpu.read_cpu_flags(),
-        env=env,
+        env=context.env,
         import_runs=args.import_runs,
+        static=args.static,
     )
     if smoke.interpreter is not None:
         print(
-            f"testing {variant.name} (branch {branch}) with {smoke.interpreter.path} "
+            f"testing {variant.name} (branch {variant.branch.name}) with {smoke.interpreter.path} "
             f"(Python {smoke.interpreter.python}, torch from {smoke.interpreter.torch_origin})"
         )
     else:
-        print(f"testing {variant.name} (branch {branch}): not run on this host")
+        print(f"testing {variant.name} (branch {variant.branch.name}): not run on this host")
     for check in smoke.checks:
         print(format_check(check))
-
     if smoke.figures is not None:
         for line in describe_figures(smoke.figures):
             print(line)
     outcome = TestOutcome(
-        status=test_status(smoke.checks), checks=smoke.checks, figures=smoke.figures
+        status=test_status(smoke.checks),
+        checks=smoke.checks,
+        figures=smoke.figures,
+        runner=context.runner,
+        route=context.route,
     )
-    counts = {s: sum(c.status is s for c in smoke.checks) for s in Status}
-    print(
-        f"{outcome.status}: {variant.name}: {counts[Status.PASSED]} passed, "
-        f"{counts[Status.FAILED]} failed, {counts[Status.SKIPPED]} skipped"
-    )
-    _results.save(record.with_test(outcome), paths)
+    _summarise(variant.name, outcome)
+    _results.save(record.with_test(outcome), context.paths)
     return EXIT_FAILED if outcome.status is Status.FAILED else EXIT_OK
 
 
-def _record_untestable(
-    paths: list[Path], variant: variants.Variant, env: dict[str, str], cwd: Path, reason: str
-) -> int:
-    """The build exists but cannot run: its test failed, and the record says why."""
-    check = Check(name="interpreter", status=Status.FAILED, detail=reason)
+def _summarise(name: str, outcome: TestOutcome) -> None:
+    counts = {s: sum(c.status is s for c in outcome.checks) for s in Status}
+    print(
+        f"{outcome.status}: {name}: {counts[Status.PASSED]} passed, "
+        f"{counts[Status.STATIC]} static, {counts[Status.FAILED]} failed, "
+        f"{counts[Status.SKIPPED]} skipped"
+    )
+
+
+def _record_failed(context: _Context, check: Check) -> int:
+    """The build cannot be tested here: its test failed, and the record says why."""
     print(format_check(check))
-    print(f"{Status.FAILED}: {variant.name}: 0 passed, 1 failed, 0 skipped")
-    outcome = TestOutcome(status=Status.FAILED, checks=(check,), figures=None)
-    record = _results.existing_or_new(paths, variant, env, cwd)
-    _results.save(record.with_test(outcome), paths)
+    outcome = TestOutcome(
+        status=Status.FAILED, checks=(check,), runner=context.runner, route=context.route
+    )
+    _summarise(context.variant.name, outcome)
+    record = _results.existing_or_new(context.paths, context.variant, context.env, context.cwd)
+    _results.save(record.with_test(outcome), context.paths)
     return EXIT_FAILED

@@ -112,6 +112,8 @@ class Entry:
             "timeout_minutes": self.placement.timeout_minutes,
             "test": self.placement.test.value,
             "test_reason": self.placement.test_reason,
+            "test_runs_on": list(self.placement.test_runs_on),
+            "test_timeout_minutes": self.placement.test_timeout_minutes,
         }
         if self.fingerprint is not None:
             row["fingerprint"] = self.fingerprint

@@ -1,20 +1,25 @@
-"""The runner inventory (`runners.yaml`): where each variant builds and what its test can check.
+"""The runner inventory (`runners.yaml`): where each variant builds, and where its checks run.
 
 Builder pools, one per platform, carry the self-hosted labels, a timeout and optionally the
-`/proc/cpuinfo` flags of their CPUs. Test runners advertise a GPU (SM) and their CPU flags.
-`place` decides, for one variant, the runner and the depth of its test step:
+`/proc/cpuinfo` flags of their CPUs; they build. Test runners advertise a GPU (SM) and their
+CPU flags; they only test. `place` decides, for one variant, its build leg (always its
+platform's pool) and its test leg, which the build leg's binary cache (`cache`) feeds:
 
-* `gpu`  a test runner with the variant's SM whose CPU runs the variant's ISA;
-* `cpu`  the platform's builder pool, whose CPU runs the ISA (no matching GPU there);
-* `none` the pool's CPU lacks a flag the ISA needs (running the build would die of SIGILL),
-         or nobody can tell (the pool declares no flags, the ISA is unknown).
+* `gpu`    a test runner with the variant's SM whose CPU runs the variant's ISA: every check
+           runs (darwin: the Mac pool, whose MPS GPU every Apple-silicon Mac has);
+* `cpu`    a runner whose CPU runs the ISA, the pool first (GPU hosts stay free), else a test
+           runner: the CPU checks run, a GPU variant's SASS is proven statically;
+* `static` no runner of the fleet runs the ISA (running it would die of SIGILL): the pool
+           proves it from its files (SASS, the ISA's instructions), running nothing;
+* `none`   the ISA is not in the ISA table: nobody can tell what would prove it.
 
-The file is optional: without it every platform gets the default pool and no test runners.
+The file is optional: without it every platform gets the default pool, no test runners and
+no cache.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -22,6 +27,7 @@ from typing import Protocol
 
 from ci_tools.base.errors import InputError, Problem, SourceError
 from ci_tools.catalog import tables
+from ci_tools.catalog.layout import RUNNERS as RUNNERS_FILE
 from ci_tools.catalog.model import Kind, Platform
 from ci_tools.catalog.shape import Record
 from ci_tools.catalog.yamlsrc import Problems, did_you_mean, load_yaml
@@ -42,6 +48,7 @@ DEFAULT_TIMEOUTS: Mapping[Kind, int] = {
 class CheckScope(StrEnum):
     GPU = "gpu"
     CPU = "cpu"
+    STATIC = "static"
     NONE = "none"
 
 
@@ -78,9 +85,19 @@ class GpuRunner:
 
 
 @dataclass(frozen=True, kw_only=True)
+class BinaryCache:
+    """The Nix binary cache the jobs share (runners.yaml `cache`)."""
+
+    url: str
+    public_keys: tuple[str, ...]
+    signing_key_secret: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Inventory:
     builders: Mapping[Platform, Pool]
     test_runners: tuple[GpuRunner, ...] = ()
+    cache: BinaryCache | None = None
     source: str | None = None  # the file it came from; None for the defaults
     builders_line: int = 0
 
@@ -90,10 +107,12 @@ class Inventory:
 
 @dataclass(frozen=True, kw_only=True)
 class Placement:
-    runs_on: tuple[str, ...]
+    runs_on: tuple[str, ...]  # the build leg: the platform's builder pool
     timeout_minutes: int
     test: CheckScope
     test_reason: str
+    test_runs_on: tuple[str, ...]  # the test leg
+    test_timeout_minutes: int  # the test leg's: the test runner's own, else the pool's
 
 
 def default_inventory() -> Inventory:
@@ -106,61 +125,77 @@ def default_inventory() -> Inventory:
 
 
 def place(inventory: Inventory, variant: Placeable) -> Placement | None:
-    """Where `variant` builds and how deeply it can be tested; None if no pool serves its
-    platform (the caller reports every such variant at once)."""
+    """Where `variant` builds and where, and how deeply, it is tested; None if no pool serves
+    its platform (the caller reports every such variant at once)."""
     pool = inventory.builders.get(variant.platform)
     if pool is None:
         return None
-    timeout = pool.timeouts[variant.kind]
-    if variant.kind is Kind.DARWIN:
-        # Every Apple-silicon Mac has the MPS GPU the darwin-mps variant targets.
-        return Placement(
-            runs_on=pool.labels, timeout_minutes=timeout, test=CheckScope.GPU, test_reason=""
-        )
-    if variant.cpuinfo is None:
+
+    def placed(
+        scope: CheckScope,
+        labels: tuple[str, ...],
+        reason: str = "",
+        runner: GpuRunner | None = None,
+    ) -> Placement:
+        timeouts = runner.timeouts if runner is not None and runner.timeouts else pool.timeouts
         return Placement(
             runs_on=pool.labels,
-            timeout_minutes=timeout,
-            test=CheckScope.NONE,
-            test_reason=f"ISA {variant.isa} is not in the ISA table: "
-            "nobody can tell which CPUs run it",
+            timeout_minutes=pool.timeouts[variant.kind],
+            test=scope,
+            test_reason=reason,
+            test_runs_on=labels,
+            test_timeout_minutes=timeouts[variant.kind],
         )
+
+    if variant.kind is Kind.DARWIN:
+        # Every Apple-silicon Mac has the MPS GPU the darwin-mps variant targets.
+        return placed(CheckScope.GPU, pool.labels)
+    if variant.cpuinfo is None:
+        why = f"ISA {variant.isa} is not in the ISA table: nobody can tell which CPUs run it"
+        return placed(CheckScope.NONE, pool.labels, why)
     need = variant.cpuinfo
     gpu_note = ""
     if variant.sm is not None:
         candidates = inventory.gpu_runners(variant.platform, variant.sm)
         for runner in candidates:
             if runner.cpu_flags.issuperset(need):
-                runner_timeout = (runner.timeouts or pool.timeouts)[variant.kind]
-                return Placement(
-                    runs_on=runner.labels,
-                    timeout_minutes=runner_timeout,
-                    test=CheckScope.GPU,
-                    test_reason="",
-                )
-        if candidates:
-            nearest = min(candidates, key=lambda r: len(set(need) - r.cpu_flags))
-            lacking = _missing(need, nearest.cpu_flags)
-            gpu_note = f"the {variant.sm} test runners' CPUs lack {lacking}"
-        else:
-            gpu_note = f"no {variant.platform} test runner has an {variant.sm} GPU"
+                return placed(CheckScope.GPU, runner.labels, runner=runner)
+        gpu_note = _gpu_note(variant, candidates)
+    if pool.cpu_flags is not None and pool.cpu_flags.issuperset(need):
+        return placed(CheckScope.CPU, pool.labels, gpu_note)
+    capable = _cpu_runner(inventory, variant.platform, need)
+    if capable is not None:
+        return placed(CheckScope.CPU, capable.labels, gpu_note, capable)
+    why = _no_cpu(inventory, pool, variant)
+    return placed(CheckScope.STATIC, pool.labels, "; ".join(p for p in (gpu_note, why) if p))
+
+
+def _gpu_note(variant: Placeable, candidates: Sequence[GpuRunner]) -> str:
+    if not candidates:
+        return f"no {variant.platform} test runner has an {variant.sm} GPU"
+    need = variant.cpuinfo or ()
+    nearest = min(candidates, key=lambda r: len(set(need) - r.cpu_flags))
+    return f"the {variant.sm} test runners' CPUs lack {_missing(need, nearest.cpu_flags)}"
+
+
+def _cpu_runner(inventory: Inventory, platform: Platform, need: Sequence[str]) -> GpuRunner | None:
+    """A test runner whose CPU runs `need` (where the pool's does not: GPU hosts stay free)."""
+    for runner in inventory.test_runners:
+        if runner.platform is platform and runner.cpu_flags.issuperset(need):
+            return runner
+    return None
+
+
+def _no_cpu(inventory: Inventory, pool: Pool, variant: Placeable) -> str:
+    need = variant.cpuinfo or ()
     if pool.cpu_flags is None:
-        why = (
-            f"builder pool {pool.platform} declares no cpu_flags: "
-            f"nobody can tell whether its CPUs run {variant.isa}"
-        )
-        scope = CheckScope.NONE
-    elif not pool.cpu_flags.issuperset(need):
-        why = (
-            f"builder pool {pool.platform} lacks {_missing(need, pool.cpu_flags)}: "
-            "running it would die of SIGILL"
-        )
-        scope = CheckScope.NONE
+        lacking = f"builder pool {pool.platform} declares no cpu_flags"
     else:
-        why = "CUDA checks skipped" if gpu_note else ""
-        scope = CheckScope.CPU
-    reason = "; ".join(part for part in (gpu_note, why) if part)
-    return Placement(runs_on=pool.labels, timeout_minutes=timeout, test=scope, test_reason=reason)
+        lacking = f"builder pool {pool.platform} lacks {_missing(need, pool.cpu_flags)}"
+    others = [r for r in inventory.test_runners if r.platform is pool.platform]
+    if others:
+        lacking += ", and so does every test runner"
+    return f"no runner's CPU runs {variant.isa} ({lacking}): proven statically"
 
 
 def _missing(need: Iterable[str], have: frozenset[str]) -> str:
@@ -187,12 +222,34 @@ def unserved(inventory: Inventory, missing: Mapping[Platform, list[str]]) -> Inp
 # --- loading ---------------------------------------------------------------------------------
 
 
+def find_inventory(
+    path: Path | None,
+    cwd: Path,
+    known_sms: Iterable[str] | None = None,
+    known_flags: Iterable[str] | None = None,
+) -> Inventory:
+    """`path` (`--runners`), else runners.yaml in `cwd` if there is one, else the defaults."""
+    if path is None:
+        path = cwd / RUNNERS_FILE
+        if not path.is_file():
+            return default_inventory()
+    try:
+        shown = str(path.resolve().relative_to(cwd.resolve()))
+    except ValueError:
+        shown = str(path)
+    return load_inventory(path, shown, known_sms=known_sms, known_flags=known_flags)
+
+
 def load_inventory(
-    path: Path, display_name: str | None = None, known_sms: Iterable[str] | None = None
+    path: Path,
+    display_name: str | None = None,
+    known_sms: Iterable[str] | None = None,
+    known_flags: Iterable[str] | None = None,
 ) -> Inventory:
     """Read and validate `runners.yaml` (its shape is `tables.RUNNERS`); every problem names
     file:line. `known_sms` (the catalog's GPUs) catches a test runner whose SM no variant can
-    ever have."""
+    ever have, `known_flags` (the flags the catalog's ISAs need) a CPU flag routing never
+    reads (a typo: `avx512_bf61` would keep every bf16 variant from the runner)."""
     root = load_yaml(path, display_name)
     problems = Problems()
     record = tables.RUNNERS.check_document(root, problems)
@@ -200,13 +257,46 @@ def load_inventory(
         _check_sms(
             record.get("test_runners"), set(known_sms) if known_sms is not None else None, problems
         )
+        if known_flags is not None:
+            _check_flags(record, frozenset(known_flags), problems)
     problems.raise_if_any()
     assert record is not None
+    cache = record["cache"]
     return Inventory(
         builders={Platform(name): _pool(name, pool) for name, pool in record["builders"].items()},
         test_runners=tuple(_test_runner(runner) for runner, _ in record["test_runners"]),
+        cache=_cache(cache) if cache is not None else None,
         source=root.file,
         builders_line=root.key_line("builders"),
+    )
+
+
+def _check_flags(record: Record, known: frozenset[str], problems: Problems) -> None:
+    # A part found malformed is absent (None) here: its problem is already reported.
+    pools = record.get("builders") or {}
+    lists = [(f"builders.{name}", pool) for name, pool in pools.items()]
+    lists += [
+        (f"test_runners[{i}]", runner)
+        for i, (runner, _) in enumerate(record.get("test_runners") or ())
+    ]
+    for where, owner in lists:
+        if owner is None:
+            continue
+        for flag, line in owner.get("cpu_flags") or ():
+            if flag not in known:
+                problems.add(
+                    owner.node.file,
+                    line,
+                    f'{where}.cpu_flags: "{flag}" is no flag the catalog\'s ISAs need'
+                    f"{did_you_mean(flag, set(known))}; known: {', '.join(sorted(known))}",
+                )
+
+
+def _cache(cache: Record) -> BinaryCache:
+    return BinaryCache(
+        url=cache["url"],
+        public_keys=tuple(key for key, _ in cache["public_keys"]),
+        signing_key_secret=cache["signing_key_secret"],
     )
 
 

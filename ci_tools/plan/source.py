@@ -34,6 +34,7 @@ class Source:
     catalog_path: Path | None  # None: discovered from recipe file names
     packages: frozenset[str]  # every package the source knows, for --package
     sms: frozenset[str] | None  # the catalog's GPUs, for the inventory's test runners
+    cpu_flags: frozenset[str] | None  # the flags the catalog's ISAs need, for the inventory's
     # Variant name -> the catalog facts that reach its build, at HEAD and at another commit;
     # asked only for fingerprints.
     head_facts: Callable[[], Mapping[str, Hashable]]
@@ -65,6 +66,7 @@ def from_catalog(
         catalog_path=catalog_path,
         packages=frozenset(catalog.packages),
         sms=frozenset(catalog.gpus),
+        cpu_flags=frozenset(flag for isa in catalog.isas.values() for flag in isa.cpuinfo),
         head_facts=head_facts,
         facts_at=lambda commit: _catalog_facts_at(checkout, catalog_path, chosen, commit),
     )
@@ -128,6 +130,7 @@ def discovered(
         catalog_path=None,
         packages=frozenset(t.package for t in found.targets),
         sms=None,
+        cpu_flags=None,
         # The name says everything about a discovered variant.
         head_facts=lambda: {t.name: t.name for t in found.targets},
         facts_at=lambda _commit: {t.name: t.name for t in found.targets},

@@ -1,51 +1,54 @@
-"""Which variants may be published from a commit: only those whose result record says their
-build and their test passed AT THAT COMMIT (the checkout's HEAD); a record of another commit
-proves nothing about what HEAD builds. Pure, but for reading the records.
+"""Which variants may be published from a commit: only those whose result record proves them
+as the publish policy asks (`ci_tools/build/policy.py`) AT THAT COMMIT (the checkout's HEAD);
+a record of another commit proves nothing about what HEAD builds. Pure, but for reading the
+records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from ci_tools.base.errors import InputError
-from ci_tools.build import results
-from ci_tools.build.results import ResultRecord, Status
+from ci_tools.build import policy, results
+from ci_tools.build.results import ResultRecord
 
 
 class Refusal(StrEnum):
+    """Why a record does not let its variant publish from HEAD, beyond what the publish
+    policy says of its proof (`policy.judge`, whose reason is given as it is)."""
+
     NO_RECORD = "no result record"
-    NOT_BUILT = "not built"
-    BUILD_FAILED = "build failed"
-    NOT_TESTED = "not tested"
-    TEST_FAILED = "test failed"
-    TEST_SKIPPED = "test skipped"
     NO_COMMIT = "the record names no commit"
     OTHER_COMMIT = "built and tested at another commit"
+    POLICY = "the publish policy refuses it"
 
 
-def refusal(record: ResultRecord | None, head: str) -> Refusal | None:
-    """Why a variant must not be published from commit `head`; None when its record says it
-    passed at that commit."""
+@dataclass(frozen=True, kw_only=True)
+class Refused:
+    reason: Refusal
+    why: str  # the policy's words, or the reason's own
+
+    def __str__(self) -> str:
+        return self.why
+
+
+def refusal(record: ResultRecord | None, head: str, scope: str) -> Refused | None:
+    """Why a variant must not be published from commit `head`, the fleet being able to do
+    `scope` for it (its route); None when its record proves it at that commit as the
+    publish policy asks."""
     if record is None:
-        return Refusal.NO_RECORD
-    if record.passed:
-        if record.commit is None:
-            return Refusal.NO_COMMIT
-        if record.commit != head:
-            return Refusal.OTHER_COMMIT
-        return None
-    if record.build is None:
-        return Refusal.NOT_BUILT
-    if record.build.status is not Status.PASSED:
-        return Refusal.BUILD_FAILED
-    if record.test is None:
-        return Refusal.NOT_TESTED
-    if record.test.status is Status.FAILED:
-        return Refusal.TEST_FAILED
-    return Refusal.TEST_SKIPPED
+        return Refused(reason=Refusal.NO_RECORD, why=Refusal.NO_RECORD.value)
+    verdict = policy.judge(record, scope)
+    if not verdict.allowed:
+        return Refused(reason=Refusal.POLICY, why=verdict.why)
+    if record.commit is None:
+        return Refused(reason=Refusal.NO_COMMIT, why=Refusal.NO_COMMIT.value)
+    if record.commit != head:
+        return Refused(reason=Refusal.OTHER_COMMIT, why=Refusal.OTHER_COMMIT.value)
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,14 +57,21 @@ class Plan:
     (flox skips what FloxHub already has from this commit), refuse the rest."""
 
     publish: tuple[str, ...]
-    refused: tuple[tuple[str, Refusal], ...]
+    refused: tuple[tuple[str, Refused], ...]
 
 
-def plan(variants: Sequence[str], records: dict[str, ResultRecord | None], head: str) -> Plan:
+def plan(
+    variants: Sequence[str],
+    records: dict[str, ResultRecord | None],
+    head: str,
+    scopes: Mapping[str, str],
+) -> Plan:
+    """`scopes`: each variant's route (what the fleet can do for it); a variant without one
+    is asked for static proofs at least."""
     to_publish: list[str] = []
-    refused: list[tuple[str, Refusal]] = []
+    refused: list[tuple[str, Refused]] = []
     for name in dict.fromkeys(variants):
-        reason = refusal(records.get(name), head)
+        reason = refusal(records.get(name), head, scopes.get(name, "static"))
         if reason is not None:
             refused.append((name, reason))
         else:
@@ -84,10 +94,14 @@ def load_records(
     return out
 
 
-def explain(record: ResultRecord | None, reason: Refusal, head: str) -> str:
+def explain(record: ResultRecord | None, refused: Refused, head: str) -> str:
     """The hint printed after a refusal: what would let the variant publish."""
+    reason = refused.reason
     if reason is Refusal.OTHER_COMMIT and record is not None and record.commit is not None:
         return f" ({record.commit[:12]}; HEAD is {head[:12]}: build and test at HEAD first)"
     if reason is Refusal.NO_COMMIT:
         return " (only a build and test recorded at HEAD may publish)"
-    return " (only variants whose build and test passed publish)"
+    return (
+        " (a variant publishes when it ran on a runner that can run it, or, where none "
+        "can, when its static proofs held)"
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ci_tools.base import proc
@@ -19,7 +19,7 @@ from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
 from ci_tools.build.results import PublishStatus, ResultRecord
 from ci_tools.ship import authorise, checkout, floxhub
-from ci_tools.ship.authorise import Refusal
+from ci_tools.ship.authorise import Refused
 from ci_tools.ship.floxhub import ALREADY, PublishError, publish_argv
 
 # GitHub's rule for organisation names, which Flox follows: letters, digits and single
@@ -51,15 +51,18 @@ def run(
     cwd: Path,
     dry_run: bool,
     branch: str | None = None,
+    scopes: Mapping[str, str] | None = None,
     policy: RetryPolicy,
     say: Callable[[str], None] = print,
 ) -> None:
-    """Publish what passed at HEAD; raise FailedError naming every refused or failed variant."""
+    """Publish what the publish policy lets publish at HEAD, each variant judged by what the
+    fleet can do for it (`scopes`, its route); raise FailedError naming every refused or
+    failed variant."""
     validate_org(org)
     # Input first (records are bad input, exit 2), then the checkout they are checked against.
     records = authorise.load_records(results_dir, variants, branch)
     head = checkout.head_commit(cwd)
-    chosen = authorise.plan(variants, records, head)
+    chosen = authorise.plan(variants, records, head, scopes or {})
     for name, reason in chosen.refused:
         say(f"{name}: refused: {reason}{authorise.explain(records.get(name), reason, head)}")
     failed: list[str] = []
@@ -126,7 +129,7 @@ def _publish_all(
     return failed
 
 
-def _raise_failures(refused: Sequence[tuple[str, Refusal]], failed: Sequence[str]) -> None:
+def _raise_failures(refused: Sequence[tuple[str, Refused]], failed: Sequence[str]) -> None:
     parts = [f"{name} ({reason})" for name, reason in refused]
     parts += [f"{name} (publish failed)" for name in failed]
     if parts:

@@ -12,14 +12,14 @@ versions are in the release name and notes, not the tag, because they follow fro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from ci_tools.base import markup
 from ci_tools.base.errors import InputError
-from ci_tools.build import results
+from ci_tools.build import coverage, policy, results
 from ci_tools.build.results import SCHEMA, PublishStatus, ResultRecord, Status
 from ci_tools.catalog.model import Branch
 from ci_tools.catalog.variants import Variant
@@ -64,26 +64,37 @@ class Outcome(StrEnum):
     PUBLISHED = "published"
     BUILD_FAILED = "build failed"
     TEST_FAILED = "test failed"
+    NOT_PROVEN = "not proven"
     PUBLISH_FAILED = "publish failed"
     NOT_TESTED = "not tested"
-    NOT_PUBLISHED = "passed, not published"
-    DRY_RUN = "passed, publish dry run"
+    NOT_PUBLISHED = "proven, not published"
+    DRY_RUN = "proven, publish dry run"
     NOT_SELECTED = "not selected"
 
     @property
     def failed(self) -> bool:
-        return self in (Outcome.BUILD_FAILED, Outcome.TEST_FAILED, Outcome.PUBLISH_FAILED)
+        return self in (
+            Outcome.BUILD_FAILED,
+            Outcome.TEST_FAILED,
+            Outcome.NOT_PROVEN,
+            Outcome.PUBLISH_FAILED,
+        )
 
 
-def outcome_of(record: ResultRecord | None) -> Outcome:
+def outcome_of(record: ResultRecord | None, scope: str = "static") -> Outcome:
+    """`scope`: what the fleet can do for the variant (its route); the publish policy judges
+    the record's proof by it."""
     if record is None:
         return Outcome.NOT_SELECTED
     if record.build is None or record.build.status is not Status.PASSED:
         return Outcome.BUILD_FAILED
-    if record.test is None or record.test.status is Status.SKIPPED:
+    if record.test is None:
         return Outcome.NOT_TESTED
-    if record.test.status is Status.FAILED:
+    verdict = policy.judge(record, scope)
+    if verdict.failed or record.test.status is Status.FAILED:
         return Outcome.TEST_FAILED
+    if not verdict.allowed:
+        return Outcome.NOT_PROVEN
     if record.publish is None:
         return Outcome.NOT_PUBLISHED
     return {
@@ -107,6 +118,7 @@ class Row:
     detail: str
     libraries: str = ""  # libtorch_cpu.so / libtorch_cuda*.so sizes, "" when not measured
     import_time: str = ""  # median wall time of `import torch`, "" when not measured
+    proof: str = ""  # how it was proven (policy.describe), "" without a record
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,6 +133,7 @@ class Notes:
     torchvision: str
     cuda: str
     rows: tuple[Row, ...]
+    coverage: tuple[str, ...] = ()  # the proof coverage, Markdown lines (the headline)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -177,40 +190,26 @@ def build_notes(
     commit: str,
     org: str | None,
     planned: Iterable[str] = (),
+    scopes: Mapping[str, str] | None = None,
 ) -> Notes:
     """`planned`: the variants this run planned; one with no record failed (its job was
-    cancelled or timed out before writing anything), it was not "not selected"."""
+    cancelled or timed out before writing anything), it was not "not selected". `scopes`:
+    each variant's route, what the fleet can do for it (default: static proofs at least)."""
     by_name = {r.variant: r for r in records}
     expected = set(planned)
-    rows = []
-    for variant in variants:
-        record = by_name.get(variant.name)
-        outcome = outcome_of(record)
-        missing = record is None and variant.name in expected
-        if missing:
-            outcome = Outcome.BUILD_FAILED
-        publish_org = _install_org(record, org)
-        rows.append(
-            Row(
-                variant=variant.name,
-                package=variant.package.name,
-                platform=variant.platform.value,
-                outcome=outcome,
-                closure=_size(record.build.closure_bytes if record and record.build else None),
-                install=(
-                    f"flox install {publish_org}/{variant.name}"
-                    if outcome is Outcome.PUBLISHED and publish_org
-                    else ""
-                ),
-                detail=(
-                    "planned, but no record: its job was cancelled or timed out"
-                    if missing
-                    else _detail(record, outcome)
-                ),
-                libraries=_libraries(record),
-                import_time=_import_time(record),
-            )
+    routes = scopes or {}
+    rows = tuple(
+        _row(
+            variant,
+            by_name.get(variant.name),
+            routes.get(variant.name, "static"),
+            org,
+            planned=variant.name in expected,
         )
+        for variant in variants
+    )
+    absent = [v.name for v in variants if v.name in expected and v.name not in by_name]
+    chosen = [by_name[v.name] for v in variants if v.name in by_name]
     return Notes(
         tag=tag_for(branch.name, commit),
         name=release_name(branch, commit),
@@ -219,7 +218,38 @@ def build_notes(
         pytorch=branch.versions.get("pytorch", "-"),
         torchvision=branch.versions.get("torchvision", "-"),
         cuda=branch.cuda,
-        rows=tuple(rows),
+        rows=rows,
+        coverage=tuple(coverage.markdown(coverage.coverage(chosen, absent))),
+    )
+
+
+def _row(
+    variant: Variant, record: ResultRecord | None, scope: str, org: str | None, *, planned: bool
+) -> Row:
+    outcome = outcome_of(record, scope)
+    missing = record is None and planned
+    if missing:
+        outcome = Outcome.BUILD_FAILED
+    publish_org = _install_org(record, org)
+    return Row(
+        variant=variant.name,
+        package=variant.package.name,
+        platform=variant.platform.value,
+        outcome=outcome,
+        closure=_size(record.build.closure_bytes if record and record.build else None),
+        install=(
+            f"flox install {publish_org}/{variant.name}"
+            if outcome is Outcome.PUBLISHED and publish_org
+            else ""
+        ),
+        detail=(
+            "planned, but no record: its job was cancelled or timed out"
+            if missing
+            else _detail(record, outcome, scope)
+        ),
+        libraries=_libraries(record),
+        import_time=_import_time(record),
+        proof=markup.text(policy.describe(record)) if record is not None else "",
     )
 
 
@@ -236,9 +266,11 @@ def _install_org(record: ResultRecord | None, org: str | None) -> str | None:
     return publish_org if publish.is_org(publish_org) else None
 
 
-def _detail(record: ResultRecord | None, outcome: Outcome) -> str:
+def _detail(record: ResultRecord | None, outcome: Outcome, scope: str) -> str:
     if record is None:
         return ""
+    if outcome is Outcome.NOT_PROVEN:
+        return markup.text(policy.judge(record, scope).why)
     if outcome is Outcome.TEST_FAILED and record.test is not None:
         failed = [markup.text(c.name) for c in record.test.checks if c.status is Status.FAILED]
         return "failed checks: " + ", ".join(failed) if failed else ""

@@ -341,17 +341,18 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Released]:
         yield Released(scenario=s, github=github, commit=commit, run=run, flox_calls=s.flox_calls())
 
 
-def test_release_dispatch_builds_tests_publishes_in_one_job_then_one_release(
+def test_release_dispatch_builds_once_then_tests_and_publishes_then_one_release(
     released: Released,
 ) -> None:
     run, commit, github = released.run, released.commit, released.github
     assert run.step_output("plan", "commit", "commit") == commit, run.text()
     legs = [leg for leg in run.legs if leg["top"] == "build-0"]
-    assert [leg["matrix"].get("name") for leg in legs] == [RELEASE_STACK]
+    # The stack's build leg and its test leg (issue 18), one of each.
+    assert [leg["matrix"].get("name") for leg in legs] == [RELEASE_STACK] * 2
+    assert len({leg["job"] for leg in legs}) == 2
     calls = [c for c in released.flox_calls if c["argv"][:1] in (["build"], ["publish"])]
-    # Build (and, where the tests pass, publish) ran in one checkout: one job, one runner.
-    assert len({c["cwd"] for c in calls}) == 1
     assert {c["head"] for c in calls} == {commit}
+    # Each package built once, by the build leg: the test leg built nothing.
     builds = [n for c in calls if c["argv"][:1] == ["build"] for n in c["argv"][1:]]
     assert builds == ["pytorch-python313-cpu-avx2", "torchvision-python313-cpu-avx2"]
     assert run.ran("release")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ci_tools.base.errors import InputError
-from ci_tools.build import report, results
+from ci_tools.build import policy, report, results
 from ci_tools.build.results import (
     BuildOutcome,
     Check,
@@ -48,8 +48,12 @@ PASSED_TEST = results.TestOutcome(
     status=Status.PASSED,
     checks=(
         Check(name="import-torch", status=Status.PASSED),
-        Check(name="gpu-mlp", status=Status.SKIPPED),
+        Check(name="cpu-mlp", status=Status.PASSED),
+        Check(name="gpu-mlp", status=Status.PASSED),
+        Check(name="sass", status=Status.STATIC, detail="exactly sm_90"),
     ),
+    runner="gpu-sm90-1",
+    route=results.Route(scope="gpu"),
     figures=results.Figures(
         libraries=(
             results.Library(name="libtorch_cpu.so", bytes=451_215_360),
@@ -99,7 +103,18 @@ RECORDS = [
         "torchvision-python313-cuda12_8-sm80-avx2",
         build=BuildOutcome(status=Status.SKIPPED, seconds=0.0, log_tail="not built"),
     ),
-    _record("pytorch-python313-cpu-armv9", test=PASSED_TEST),
+    _record(
+        "pytorch-python313-cpu-armv9",
+        build=BuildOutcome(status=Status.PASSED, seconds=600.0),
+        test=results.TestOutcome(
+            status=Status.STATIC,
+            checks=(
+                Check(name="import-torch", status=Status.SKIPPED, detail="no SVE2 here"),
+                Check(name="isa-code", status=Status.STATIC, detail="sve2 instructions"),
+            ),
+            route=results.Route(scope="static", reason="no runner's CPU runs armv9"),
+        ),
+    ),
     _record(
         "pytorch-python313-cuda12_8-sm86-avx2",
         build=BuildOutcome(
@@ -136,12 +151,15 @@ def test_summary_counts_and_rows() -> None:
     data = report.summary(RECORDS)
     assert data["counts"] == {
         "variants": 6,
-        "build": {"passed": 2, "failed": 1, "skipped": 1, "started": 1, "none": 1, "missing": 0},
-        "test": {"passed": 2, "failed": 1, "skipped": 0, "none": 3},
+        "build": {"passed": 3, "failed": 1, "skipped": 1, "started": 1, "none": 0, "missing": 0},
+        "test": {"passed": 1, "failed": 1, "skipped": 0, "static": 1, "none": 3},
         "publish": {"published": 1, "failed": 0, "dry-run": 0, "none": 5},
-        "passed": 1,
+        "publishable": 2,
         "failed": 3,
     }
+    assert data["coverage"]["total"] == {"ran": 1, "static": 1, "unproven": 4}
+    assert data["coverage"]["sm"]["sm90"] == {"ran": 1, "static": 0, "unproven": 1}
+    assert data["coverage"]["isa"]["armv9"] == {"ran": 0, "static": 1, "unproven": 0}
     assert data["missing"] == []
     rows = {r["variant"]: r for r in data["rows"]}
     assert rows["torchvision-python313-cuda12_8-sm90-avx512"]["failed_checks"] == [
@@ -149,12 +167,15 @@ def test_summary_counts_and_rows() -> None:
         "arch-list",
     ]
     assert rows["pytorch-python313-cuda12_8-sm90-avx512"]["closure_bytes"] == 5_905_580_032
-    assert rows["pytorch-python313-cpu-armv9"]["build"] is None
-    assert rows["pytorch-python313-cpu-armv9"]["libraries"] == {
+    sm90 = rows["pytorch-python313-cuda12_8-sm90-avx512"]
+    assert sm90["libraries"] == {
         "libtorch_cpu.so": 451_215_360,
         "libtorch_cuda.so": 456_130_560,
     }
-    assert rows["pytorch-python313-cpu-armv9"]["import_seconds"] == 4.625
+    assert sm90["import_seconds"] == 4.625
+    assert (sm90["proof"], sm90["proven"]) == ("ran", "ran on sm90 (gpu-sm90-1)")
+    armv9 = rows["pytorch-python313-cpu-armv9"]
+    assert (armv9["proof"], armv9["publishable"]) == ("static", True)
 
 
 def test_planned_variants_without_a_record_count_as_failed() -> None:
@@ -313,10 +334,10 @@ def test_cli_unknown_schema_is_exit_2(run_cli: CliRunner, tmp_path: Path) -> Non
     folder = write_folder(tmp_path / "results", RECORDS[:1])
     bad = folder / "future" / "x.result.json"
     bad.parent.mkdir()
-    bad.write_text(json.dumps({"schema": 2, "variant": "x"}), encoding="utf-8")
+    bad.write_text(json.dumps({"schema": 3, "variant": "x"}), encoding="utf-8")
     cli = run_cli("report", str(folder))
     assert cli.returncode == 2
-    assert f"{bad}: result schema 2 is not supported" in cli.stderr
+    assert f"{bad}: result schema 3 is not supported" in cli.stderr
     assert "Traceback" not in cli.stderr
 
 
@@ -338,11 +359,11 @@ def report_exit(records: list[ResultRecord]) -> int:
 
 
 def test_cli_exit_0_only_when_nothing_failed(run_cli: CliRunner, tmp_path: Path) -> None:
-    passed = [r for r in RECORDS if r.passed]
+    passed = [r for r in RECORDS if policy.publishable(r)]
     assert passed and report.summary(passed)["counts"]["failed"] == 0
     cli = run_cli("report", str(write_folder(tmp_path / "ok", passed)))
     assert cli.returncode == 0, cli.stderr
-    failing = [r for r in RECORDS if not r.passed]
+    failing = [r for r in RECORDS if not policy.publishable(r)]
     cli = run_cli("report", str(write_folder(tmp_path / "bad", failing)))
     assert cli.returncode == 1 and "failed" in cli.stderr
 

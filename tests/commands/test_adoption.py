@@ -133,7 +133,7 @@ def test_build_test_report_publish(adopted: Path, run_cli: CliRunner, tmp_path: 
     assert done.returncode == 1, done.stdout + done.stderr
     assert "no release: nothing would be published" in done.stderr
     assert "## PyTorch 2.13.0 · CUDA 12.8 (main @ " in done.stdout
-    assert f"| `{CPU}` | x86_64-linux | passed, not published |" in done.stdout
+    assert f"| `{CPU}` | x86_64-linux | proven, not published |" in done.stdout
     assert f"| `{GPU_ARM}` | aarch64-linux | not tested |" in done.stdout
 
 

@@ -16,11 +16,25 @@ from pathlib import Path
 
 import pytest
 
+from ci_tools.build.results import Check, Status
 from ci_tools.plan import statuses
 from tests.conftest import CliRunner
 from tests.doubles.github.server import READ_ONLY, GitHubDouble
 from tests.gitutil import commit_all, git, write
-from tests.greens import BASE, CPU, CPU_STACK, DEP, GPU_STACK, TORCH, mark, plan
+from tests.greens import (
+    BASE,
+    CPU,
+    CPU_STACK,
+    DEP,
+    GPU_STACK,
+    TORCH,
+    mark,
+    plan,
+    proven,
+    proven_folder,
+)
+
+PROVEN = ("--results", str(proven_folder()))
 
 
 def _event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, data: object) -> None:
@@ -194,7 +208,7 @@ def test_refuses_an_unknown_stack(
 
     head = git(repo, "rev-parse", "HEAD")
     fingerprint = "raw-" + "0" * 32
-    code = cli.main(["mark-green", "--fingerprint", fingerprint, "--commit", head, *args])
+    code = cli.main(["mark-green", "--fingerprint", fingerprint, "--commit", head, *args, *PROVEN])
     assert code == 2
     assert says in capsys.readouterr().err
     assert github.state.requests == []
@@ -217,7 +231,7 @@ def test_validates_its_arguments(
 ) -> None:
     from ci_tools import cli
 
-    assert cli.main(["mark-green", *args]) == 2
+    assert cli.main(["mark-green", *args, *PROVEN]) == 2
     assert says in capsys.readouterr().err
 
 
@@ -266,6 +280,7 @@ def test_the_build_legs_call_as_the_workflow_makes_it(
         "--branch",
         entry["branch"],
         *entry["packages"],
+        *PROVEN,
         cwd=repo,
         env=step_env,
     )
@@ -273,3 +288,39 @@ def test_the_build_legs_call_as_the_workflow_makes_it(
     assert github.statuses(merge) == []
     assert [s["context"] for s in github.statuses(head)] == [f"ci-tools/{CPU_STACK}"]
     assert "ghs_step" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("checks", "says"),
+    [
+        ((), "unproven"),
+        ((Check(name="cpu-mlp", status=Status.SKIPPED),), "unproven"),
+        ((Check(name="cpu-mlp", status=Status.FAILED),), "test failed: cpu-mlp"),
+    ],
+)
+def test_a_stack_whose_checks_proved_nothing_is_never_marked(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    checks: tuple[Check, ...],
+    says: str,
+) -> None:
+    head, _ = plan(capsys)
+    folder = proven(tmp_path / "results", (CPU,), checks)
+    sha = git(repo, "rev-parse", "HEAD")
+    code, said = mark(capsys, CPU_STACK, head[CPU_STACK], "--results", str(folder), "--commit", sha)
+    assert code == 1, said
+    assert "not marked green" in said and says in said
+    assert all(method == "GET" for method, _ in github.state.requests)
+
+
+def test_a_stack_without_a_record_of_each_package_is_never_marked(
+    repo: Path, github: GitHubDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    head, _ = plan(capsys)
+    folder = proven(tmp_path / "results", (BASE,))  # the stack's torchvision has none
+    sha = git(repo, "rev-parse", "HEAD")
+    code, said = mark(capsys, GPU_STACK, head[GPU_STACK], "--results", str(folder), "--commit", sha)
+    assert code == 1
+    assert f"{DEP} (no result record)" in said

@@ -28,6 +28,7 @@ from ci_tools.commands import release as release_command
 from ci_tools.plan import schedule
 from tests.conftest import DATA, REPO_ROOT
 from tests.gitutil import commit_all, git, init, write
+from tests.greens import proven_folder
 
 from . import harness
 from .hostile_api import MODES, HostileApi
@@ -87,6 +88,8 @@ COMMANDS = {
         "FINGERPRINT",
         "--commit",
         "HEAD",
+        "--results",
+        "PROVEN",
     ],
 }
 
@@ -109,7 +112,7 @@ def _run(
     seed: int = 0,
 ) -> tuple[harness.Run, float, int]:
     repo, results, head = checkout
-    words = {"RESULTS": results.as_posix(), "HEAD": head}
+    words = {"RESULTS": results.as_posix(), "HEAD": head, "PROVEN": str(proven_folder())}
     if "FINGERPRINT" in COMMANDS[command]:
         words["FINGERPRINT"] = _fingerprint(repo, STACK)
     argv = [words.get(a, a) for a in COMMANDS[command]]

@@ -98,20 +98,23 @@ def test_shipped_inventory_loads(repo_root: Path) -> None:
 def test_gpu_runner_whose_cpu_runs_the_isa(tmp_path: Path) -> None:
     placed = place(load(tmp_path, INVENTORY), variant())
     assert placed is not None
-    assert placed.runs_on == ("self-hosted", "Linux", "X64", "gpu-sm90")
+    # Built on the pool, tested on the GPU runner (with the runner's own timeout).
+    assert placed.runs_on == ("self-hosted", "Linux", "X64")
+    assert placed.test_runs_on == ("self-hosted", "Linux", "X64", "gpu-sm90")
     assert placed.test is CheckScope.GPU and placed.test_reason == ""
-    assert placed.timeout_minutes == 600
+    assert (placed.timeout_minutes, placed.test_timeout_minutes) == (400, 600)
 
 
-def test_gpu_runners_whose_cpu_lacks_the_isa_leave_it_to_the_pool(tmp_path: Path) -> None:
+def test_an_isa_no_runner_runs_is_proven_statically_on_the_pool(tmp_path: Path) -> None:
     inventory = load(tmp_path, INVENTORY)
     placed = place(inventory, variant(cpuinfo=("avx512f", "avx512_vnni"), isa="avx512vnni"))
     assert placed is not None
-    assert placed.runs_on == ("self-hosted", "Linux", "X64")
-    assert placed.test is CheckScope.NONE
+    assert placed.runs_on == placed.test_runs_on == ("self-hosted", "Linux", "X64")
+    assert placed.test is CheckScope.STATIC
     assert placed.test_reason == (
-        "the sm90 test runners' CPUs lack avx512_vnni; "
-        "builder pool x86_64-linux lacks avx512_vnni: running it would die of SIGILL"
+        "the sm90 test runners' CPUs lack avx512_vnni; no runner's CPU runs avx512vnni "
+        "(builder pool x86_64-linux lacks avx512_vnni, and so does every test runner): "
+        "proven statically"
     )
     assert placed.timeout_minutes == 400
 
@@ -120,7 +123,18 @@ def test_pool_cpu_test_when_no_gpu_runner_matches(tmp_path: Path) -> None:
     placed = place(load(tmp_path, INVENTORY), variant(sm="sm80", cpuinfo=("avx2", "fma")))
     assert placed is not None
     assert placed.test is CheckScope.CPU
-    assert placed.test_reason == "no x86_64-linux test runner has an sm80 GPU; CUDA checks skipped"
+    assert placed.test_reason == "no x86_64-linux test runner has an sm80 GPU"
+    assert placed.test_runs_on == placed.runs_on  # the pool: GPU hosts stay free
+
+
+def test_a_cpu_isa_only_a_test_runner_runs_is_tested_there(tmp_path: Path) -> None:
+    cpu = variant(sm=None, isa="avx512bf16", cpuinfo=AVX512_BF16)
+    placed = place(load(tmp_path, INVENTORY), cpu)
+    assert placed is not None
+    assert placed.test is CheckScope.CPU
+    assert placed.runs_on == ("self-hosted", "Linux", "X64")
+    assert placed.test_runs_on == ("self-hosted", "Linux", "X64", "gpu-sm90")
+    assert placed.test_timeout_minutes == 600
 
 
 def test_cpu_variant_on_a_pool_that_runs_it_is_fully_tested(tmp_path: Path) -> None:
@@ -129,11 +143,11 @@ def test_cpu_variant_on_a_pool_that_runs_it_is_fully_tested(tmp_path: Path) -> N
     assert (placed.test, placed.test_reason, placed.timeout_minutes) == (CheckScope.CPU, "", 100)
 
 
-def test_pool_without_cpu_flags_cannot_promise_a_test(tmp_path: Path) -> None:
+def test_pool_without_cpu_flags_leaves_static_proofs(tmp_path: Path) -> None:
     arm = variant(sm=None, isa="armv9", cpuinfo=("sve", "sve2"), platform=Platform.AARCH64_LINUX)
     placed = place(load(tmp_path, INVENTORY), arm)
     assert placed is not None
-    assert placed.test is CheckScope.NONE
+    assert placed.test is CheckScope.STATIC
     assert "declares no cpu_flags" in placed.test_reason
     assert placed.timeout_minutes == 180  # the default for CPU builds
 
@@ -179,7 +193,7 @@ def test_unknown_keys_offer_the_close_name(tmp_path: Path) -> None:
         'runners.yaml:3: unknown key "lables" in builders.x86_64-linux (did you mean "labels"?); '
         "allowed: cpu_flags, labels, timeout_minutes",
         'runners.yaml:4: unknown key "test_runner" in the runner inventory '
-        '(did you mean "test_runners"?); allowed: builders, preflight, test_runners',
+        '(did you mean "test_runners"?); allowed: builders, cache, preflight, test_runners',
     ]
 
 
@@ -290,3 +304,65 @@ def test_timeouts_by_kind_fill_in_the_defaults(tmp_path: Path) -> None:
     )
     timeouts = dict(inventory.builders[Platform.X86_64_LINUX].timeouts)
     assert timeouts == {Kind.GPU: 360, Kind.CPU: 30, Kind.DARWIN: 180}
+
+
+CACHE = """
+builders:
+  x86_64-linux:
+    labels: [self-hosted]
+cache:
+  url: {url}
+  public_keys: ["{key}"]
+  signing_key_secret: {secret}
+"""
+GOOD_KEY = "ci-cache-1:" + "A" * 43 + "="
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///srv/nix-cache",
+        "s3://acme-nix-cache?region=eu-west-1",
+        "https://cache.example.org/acme",
+        "http://harmonia.lan:5000",
+    ],
+)
+def test_the_cache_names_a_store_url_keys_and_a_secret(tmp_path: Path, url: str) -> None:
+    inventory = load(tmp_path, CACHE.format(url=url, key=GOOD_KEY, secret="NIX_CACHE_KEY"))
+    assert inventory.cache is not None
+    assert inventory.cache.url == url
+    assert inventory.cache.public_keys == (GOOD_KEY,)
+    assert inventory.cache.signing_key_secret == "NIX_CACHE_KEY"
+    assert load(tmp_path, INVENTORY).cache is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("url", "ftp://cache.example.org", "is not a Nix store URL"),
+        ("url", "file://relative/path", "is not a Nix store URL"),
+        ("url", '"https://x.org/$(id)"', "is not a Nix store URL"),
+        ("key", "ci-cache-1:short=", "is not a Nix public key"),
+        ("key", "A" * 43 + "=", "is not a Nix public key"),
+        ("secret", "GITHUB_TOKEN", "is not a GitHub secret name"),
+        ("secret", "1KEY", "is not a GitHub secret name"),
+    ],
+)
+def test_a_bad_cache_is_refused_at_its_line(
+    tmp_path: Path, field: str, value: str, says: str
+) -> None:
+    values = {"url": "file:///srv/c", "key": GOOD_KEY, "secret": "NIX_CACHE_KEY"} | {field: value}
+    found = problems(tmp_path, CACHE.format(**values))
+    line = {"url": 5, "key": 6, "secret": 7}[field]
+    assert len(found) == 1 and found[0].startswith(f"runners.yaml:{line}:"), found
+    assert says in found[0]
+
+
+def test_a_cpu_flag_no_isa_needs_is_refused_at_its_line(tmp_path: Path) -> None:
+    text = INVENTORY.replace("avx512_bf16]", "avx512_bf61]")
+    path = write(tmp_path, text)
+    with pytest.raises(SourceError) as caught:
+        load_inventory(path, "runners.yaml", known_flags=(*AVX512_BF16, "avx2", "fma", "f16c"))
+    found = [str(p) for p in caught.value.problems]
+    assert len(found) == 1 and found[0].startswith("runners.yaml:19:"), found
+    assert '"avx512_bf61" is no flag' in found[0] and 'did you mean "avx512_bf16"' in found[0]

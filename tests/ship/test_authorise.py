@@ -9,18 +9,22 @@ import pytest
 
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
-from ci_tools.build.results import BuildOutcome, ResultRecord, Status
+from ci_tools.build.results import BuildOutcome, Check, ResultRecord, Status
 from ci_tools.ship import authorise
 from ci_tools.ship.authorise import Refusal
 
 HEAD = "1" * 40
 OTHER = "2" * 40
+RAN = (
+    Check(name="import-torch", status=Status.PASSED),
+    Check(name="cpu-mlp", status=Status.PASSED),
+)
 
 
 def _record(
     *,
     build: Status | None = Status.PASSED,
-    test: Status | None = Status.PASSED,
+    checks: tuple[Check, ...] | None = RAN,
     commit: str | None = HEAD,
     name: str = "pytorch-python313-cpu-avx2",
     branch: str = "main",
@@ -32,47 +36,81 @@ def _record(
         platform="x86_64-linux",
         commit=commit,
         build=BuildOutcome(status=build, seconds=1.0) if build is not None else None,
-        test=results.TestOutcome(status=test) if test is not None else None,
+        test=(
+            results.TestOutcome(status=results.test_status(checks), checks=checks)
+            if checks is not None
+            else None
+        ),
     )
 
 
+FAILED = (Check(name="cpu-mlp", status=Status.FAILED, detail="nan"),)
+SKIPPED = (Check(name="cpu-mlp", status=Status.SKIPPED, detail="this host's CPU lacks avx2"),)
+
+
 @pytest.mark.parametrize(
-    ("record", "expected"),
+    ("record", "reason", "why"),
     [
-        (None, Refusal.NO_RECORD),
-        (_record(), None),
-        (_record(commit=None), Refusal.NO_COMMIT),
-        (_record(commit=OTHER), Refusal.OTHER_COMMIT),
-        (_record(build=None, test=None), Refusal.NOT_BUILT),
-        (_record(build=Status.FAILED), Refusal.BUILD_FAILED),
-        (_record(build=Status.STARTED), Refusal.BUILD_FAILED),
-        (_record(test=None), Refusal.NOT_TESTED),
-        (_record(test=Status.FAILED), Refusal.TEST_FAILED),
-        (_record(test=Status.SKIPPED), Refusal.TEST_SKIPPED),
+        (None, Refusal.NO_RECORD, "no result record"),
+        (_record(), None, ""),
+        (_record(commit=None), Refusal.NO_COMMIT, "the record names no commit"),
+        (_record(commit=OTHER), Refusal.OTHER_COMMIT, "built and tested at another commit"),
+        (_record(build=None, checks=None), Refusal.POLICY, "not built"),
+        (_record(build=Status.FAILED), Refusal.POLICY, "build failed"),
+        (_record(build=Status.STARTED), Refusal.POLICY, "build failed"),
+        (_record(checks=None), Refusal.POLICY, "not tested"),
+        (_record(checks=FAILED), Refusal.POLICY, "test failed: cpu-mlp"),
+        (_record(checks=SKIPPED), Refusal.POLICY, "unproven"),
         # A failed build is refused as such even when recorded at another commit.
-        (_record(build=Status.FAILED, commit=OTHER), Refusal.BUILD_FAILED),
+        (_record(build=Status.FAILED, commit=OTHER), Refusal.POLICY, "build failed"),
     ],
 )
-def test_refusal(record: ResultRecord | None, expected: Refusal | None) -> None:
-    assert authorise.refusal(record, HEAD) is expected
+def test_refusal(record: ResultRecord | None, reason: Refusal | None, why: str) -> None:
+    refused = authorise.refusal(record, HEAD, "cpu")
+    if reason is None:
+        assert refused is None
+    else:
+        assert refused is not None and refused.reason is reason
+        assert str(refused).startswith(why)
+
+
+def test_a_record_is_judged_by_what_the_fleet_can_do_for_it() -> None:
+    static = (Check(name="isa-code", status=Status.STATIC, detail="avx2 present"),)
+    record = _record(checks=(*SKIPPED, *static))
+    assert authorise.refusal(record, HEAD, "static") is None
+    refused = authorise.refusal(record, HEAD, "cpu")
+    assert refused is not None and "proven only static, but the fleet can do ran" in str(refused)
 
 
 def test_plan_keeps_the_order_asked_and_asks_each_once() -> None:
     records: dict[str, ResultRecord | None] = {
-        "a": _record(name="a"),
-        "b": _record(name="b", test=Status.FAILED),
-        "c": _record(name="c"),
+        "a": _record(name="pytorch-python313-cpu-avx2"),
+        "b": _record(name="pytorch-python313-cpu-avx512", checks=FAILED),
+        "c": _record(name="pytorch-python313-cpu-avx512bf16"),
     }
-    chosen = authorise.plan(["c", "b", "a", "c", "d"], records, HEAD)
-    assert chosen.publish == ("c", "a")
-    assert chosen.refused == (("b", Refusal.TEST_FAILED), ("d", Refusal.NO_RECORD))
+    names = {"a": "pytorch-python313-cpu-avx2", "b": "pytorch-python313-cpu-avx512"}
+    names["c"] = "pytorch-python313-cpu-avx512bf16"
+    keyed = {names[k]: v for k, v in records.items()}
+    order = [names["c"], names["b"], names["a"], names["c"], "pytorch-python313-cpu-avx"]
+    chosen = authorise.plan(order, keyed, HEAD, dict.fromkeys(keyed, "cpu"))
+    assert chosen.publish == (names["c"], names["a"])
+    assert [(n, r.reason) for n, r in chosen.refused] == [
+        (names["b"], Refusal.POLICY),
+        ("pytorch-python313-cpu-avx", Refusal.NO_RECORD),
+    ]
 
 
 def test_explain_names_both_commits() -> None:
-    said = authorise.explain(_record(commit=OTHER), Refusal.OTHER_COMMIT, HEAD)
+    other = authorise.refusal(_record(commit=OTHER), HEAD, "cpu")
+    assert other is not None
+    said = authorise.explain(_record(commit=OTHER), other, HEAD)
     assert said == f" ({OTHER[:12]}; HEAD is {HEAD[:12]}: build and test at HEAD first)"
-    assert "recorded at HEAD" in authorise.explain(_record(commit=None), Refusal.NO_COMMIT, HEAD)
-    assert "passed publish" in authorise.explain(None, Refusal.NO_RECORD, HEAD)
+    none = authorise.refusal(_record(commit=None), HEAD, "cpu")
+    assert none is not None
+    assert "recorded at HEAD" in authorise.explain(_record(commit=None), none, HEAD)
+    missing = authorise.refusal(None, HEAD, "cpu")
+    assert missing is not None
+    assert "static proofs held" in authorise.explain(None, missing, HEAD)
 
 
 def test_load_records(tmp_path: Path) -> None:
@@ -85,3 +123,32 @@ def test_load_records(tmp_path: Path) -> None:
     assert authorise.load_records(tmp_path, ["pytorch-python313-cpu-avx2"], None) == {
         "pytorch-python313-cpu-avx2": _record()
     }
+
+
+@pytest.mark.parametrize(
+    ("checks", "why"),
+    [
+        (FAILED, "test failed: cpu-mlp"),
+        (SKIPPED, "unproven"),
+        ((), "unproven"),
+    ],
+)
+def test_a_record_that_says_passed_over_checks_that_proved_nothing_is_refused(
+    checks: tuple[Check, ...], why: str
+) -> None:
+    # Issue 20 item 7: test.status is not trusted; the checks are.
+    said_passed = _record(checks=checks)
+    said_passed = said_passed.with_test(results.TestOutcome(status=Status.PASSED, checks=checks))
+    for scope in ("gpu", "cpu", "static"):
+        refused = authorise.refusal(said_passed, HEAD, scope)
+        assert refused is not None and str(refused).startswith(why), scope
+
+
+def test_a_record_saved_under_another_variants_name_does_not_publish_it(tmp_path: Path) -> None:
+    # Issue 20 item 7: A's passing record saved as B.result.json.
+    other = "pytorch-python313-cpu-avx512"
+    results.save(_record(), results.result_path(tmp_path, other))
+    with pytest.raises(
+        InputError, match=f"holds the record of pytorch-python313-cpu-avx2, not of {other}"
+    ):
+        authorise.load_records(tmp_path, [other], "main")

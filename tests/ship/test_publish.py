@@ -170,7 +170,7 @@ def test_failed_variants_are_never_published(
     with pytest.raises(FailedError) as caught:
         _publish([TEST_FAILED, PASSED, BUILD_FAILED], results_dir, checkout)
     assert _calls(flox_env) == [["publish", "-o", "acme", PASSED]]
-    assert f"{TEST_FAILED} (test failed)" in str(caught.value)
+    assert f"{TEST_FAILED} (test failed: arch-list)" in str(caught.value)
     assert f"{BUILD_FAILED} (build failed)" in str(caught.value)
     assert results.load(results.result_path(results_dir, TEST_FAILED)).publish is None
 
@@ -428,7 +428,7 @@ def test_cli_refuses_failed_variants_exit_1(
     args = (TEST_FAILED, "--org", "acme", "--results", str(results_dir), "--branch", "cuda-12_9")
     done = _cli(run_cli, checkout, None, *args, "--dry-run")
     assert done.returncode == 1
-    assert f"{TEST_FAILED} (test failed)" in done.stderr
+    assert f"{TEST_FAILED} (test failed: arch-list)" in done.stderr
 
 
 @pytest.mark.parametrize("org", ["acme-", "a b; rm -rf ~", "$(id)", "x\n::warning::y"])

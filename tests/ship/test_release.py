@@ -96,7 +96,9 @@ def _record(**changes: object) -> ResultRecord:
         branch="cuda-12_9",
         platform="x86_64-linux",
         build=BuildOutcome(status=Status.PASSED, seconds=1.0),
-        test=results.TestOutcome(status=Status.PASSED),
+        test=results.TestOutcome(
+            status=Status.PASSED, checks=(results.Check(name="cpu-mlp", status=Status.PASSED),)
+        ),
     )
     return ResultRecord(**{**base.__dict__, **changes})  # type: ignore[arg-type]
 
@@ -107,7 +109,9 @@ def _record(**changes: object) -> ResultRecord:
         (None, Outcome.NOT_SELECTED),
         (_record(build=BuildOutcome(status=Status.FAILED, seconds=1.0)), Outcome.BUILD_FAILED),
         (_record(test=None), Outcome.NOT_TESTED),
-        (_record(test=results.TestOutcome(status=Status.SKIPPED)), Outcome.NOT_TESTED),
+        # Checks that proved nothing fail the release: never published, never "not tested".
+        (_record(test=results.TestOutcome(status=Status.SKIPPED)), Outcome.NOT_PROVEN),
+        (_record(test=results.TestOutcome(status=Status.PASSED)), Outcome.NOT_PROVEN),
         (_record(test=results.TestOutcome(status=Status.FAILED)), Outcome.TEST_FAILED),
         (_record(), Outcome.NOT_PUBLISHED),
         (
@@ -356,7 +360,9 @@ def test_workflow_build_shards_match_the_matrix_contract() -> None:
         # Publishing only in the protected environment that holds the FloxHub token. A called
         # workflow's job gets no secret its caller does not pass, environment or not
         # (actions/runner#1490, #4453): the call inherits, and the environment supplies it.
-        assert build["with"]["environment"] == "release"
+        # (A dry run names none: issue 19 item 5.)
+        assert build["with"]["environment"] == jobs["plan"]["environment"]
+        assert "'release'" in build["with"]["environment"]
         assert build["secrets"] == "inherit"
     assert set(jobs["release"]["needs"]) == {"plan", *(f"build-{i}" for i in range(4))}
 

@@ -153,8 +153,8 @@ def test_missing_required_input_fails(copy: Path) -> None:
 def test_undefined_secret_fails(copy: Path) -> None:
     _edit(
         copy / "ci.yml",
-        "      mark-green: true\n\n  build-2:",
-        "      mark-green: true\n    secrets:\n      FLOX_TOKEN: ${{ secrets.FLOX_TOKEN }}\n\n  build-2:",
+        "    secrets:\n      NIX_CACHE_SIGNING_KEY: ${{ github.event_name == 'push' && secrets.NIX_CACHE_SIGNING_KEY || '' }}\n\n  build-2:",
+        "    secrets:\n      FLOX_TOKEN: ${{ secrets.FLOX_TOKEN }}\n\n  build-2:",
     )
     (problem,) = check_contracts(copy)
     assert re.search(

@@ -198,8 +198,12 @@ def test_least_privilege(path: Path) -> None:
             # (its README, "Security Considerations"), in the github-pages environment.
             assert writes == {"pages", "id-token"}, f"{path.name} job {job_id}: {writes}"
             assert job.get("environment", {}).get("name") == "github-pages"
-        elif job_id == "build" or job_id.startswith("build-"):
-            # Stack builds record their green fingerprint as a commit status (mark-green).
+        elif path.name == "build-stack.yml" and job_id == "build":
+            # The build leg builds and pushes to the binary cache: it writes nothing on GitHub.
+            assert not writes, f"{path.name} job {job_id}: {writes}"
+        elif job_id.startswith("build-") or (path.name == "build-stack.yml" and job_id == "test"):
+            # The test legs record a stack's green fingerprint as a commit status (mark-green);
+            # their callers grant it.
             assert writes <= {"statuses"}, f"{path.name} job {job_id}: {writes}"
         else:
             assert not writes, f"{path.name} job {job_id} may not write {writes}"
@@ -314,20 +318,42 @@ def test_superseded_runs_of_pull_requests_only_are_cancelled() -> None:
     assert "run_id" not in ci["concurrency"]["group"]
 
 
-def test_build_job_fans_out_over_the_matrix_on_self_hosted_runners() -> None:
+def test_build_and_test_legs_fan_out_over_the_matrix_on_self_hosted_runners() -> None:
+    """Issue 18: each entry's build leg runs on its builder pool and pushes to the cache; its
+    test leg runs on the runner routed for its checks, substitutes, and builds nothing."""
     workflow = load(WORKFLOWS / "build-stack.yml")
     inputs = workflow["on"]["workflow_call"]["inputs"]
     assert {"matrix", "publish-org", "dry-run"} <= set(inputs)
     assert inputs["dry-run"]["default"] is True
-    build = workflow["jobs"]["build"]
+    build, test = workflow["jobs"]["build"], workflow["jobs"]["test"]
     assert build["runs-on"] == "${{ matrix.runs_on }}"
-    steps = {s.get("name"): s for s in build["steps"]}
-    # The pool's timeout bounds the builds; publishing has its own (D14).
-    assert steps["Build"]["timeout-minutes"] == "${{ matrix.timeout_minutes }}"
-    assert steps["Publish"]["timeout-minutes"] == "${{ inputs.publish-minutes }}"
-    assert build["strategy"] == {"fail-fast": False, "matrix": "${{ fromJSON(inputs.matrix) }}"}
-    uploads = [s for s in build["steps"] if "upload-artifact@" in str(s.get("uses", ""))]
-    # Records uploaded after each stage, replacing the leg's artifact (a re-run: no 409).
+    assert test["runs-on"] == "${{ matrix.test_runs_on }}"
+    assert test["needs"] == "build" and test["if"] == "${{ !cancelled() }}"
+    matrix = {"fail-fast": False, "matrix": "${{ fromJSON(inputs.matrix) }}"}
+    assert build["strategy"] == test["strategy"] == matrix
+    build_steps = {s.get("name"): s for s in build["steps"]}
+    test_steps = {s.get("name"): s for s in test["steps"]}
+    # The pool's timeout bounds the builds, the test runner's the tests; publishing has its own.
+    assert build_steps["Build"]["timeout-minutes"] == "${{ matrix.timeout_minutes }}"
+    assert test_steps["Test"]["timeout-minutes"] == "${{ matrix.test_timeout_minutes }}"
+    assert test_steps["Publish"]["timeout-minutes"] == "${{ inputs.publish-minutes }}"
+    # Only the build leg signs (the key reaches `ci-tools build` alone); the test leg takes the
+    # builds from the cache and never runs `ci-tools build`.
+    assert build_steps["Build"]["env"]["CI_TOOLS_SIGNING_KEY"] == (
+        "${{ secrets.NIX_CACHE_SIGNING_KEY }}"
+    )
+    assert "--substitute" in test_steps["Test"]["run"]
+    assert not any("ci-tools build" in str(s.get("run", "")) for s in test["steps"])
+    assert not any("NIX_CACHE_SIGNING_KEY" in str(s) for s in test["steps"])
+    assert {"Test", "Mark the stack green", "Publish"}.isdisjoint(build_steps)
+    assert "--results" in test_steps["Mark the stack green"]["run"]
+    uploads = [
+        s
+        for job in (build, test)
+        for s in job["steps"]
+        if "upload-artifact@" in str(s.get("uses", ""))
+    ]
+    # Records uploaded after each stage, replacing the entry's artifact (a re-run: no 409).
     assert len(uploads) == 3
     for upload in uploads:
         assert str(upload["if"]).startswith(("always()", "${{ always()"))
@@ -335,13 +361,18 @@ def test_build_job_fans_out_over_the_matrix_on_self_hosted_runners() -> None:
         assert upload["with"]["overwrite"] is True
     names = [s.get("name") for s in build["steps"]]
     assert names.index("Preflight") < names.index("Build")
+    names = [s.get("name") for s in test["steps"]]
+    assert names.index("Download build records") < names.index("Test")
 
 
 @pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
 def test_only_the_release_dispatch_passes_secrets_to_a_called_workflow(path: Path) -> None:
     """Pushes and pull requests (ci.yml) build other people's code on the same runners: their
-    calls pass no secret. The release inherits, because only a call that passes a secret's name
-    lets a called job's `environment:` fill it in (actions/runner#1490, #4453)."""
+    calls pass no secret but the binary cache's signing key, and that on pushes only (a pull
+    request's builds push nothing to the cache). The release inherits, because only a call
+    that passes a secret's name lets a called job's `environment:` fill it in
+    (actions/runner#1490, #4453)."""
+    on_push = "${{ github.event_name == 'push' && secrets.NIX_CACHE_SIGNING_KEY || '' }}"
     for job_id, job in jobs(path):
         if "uses" not in job:
             continue
@@ -349,8 +380,10 @@ def test_only_the_release_dispatch_passes_secrets_to_a_called_workflow(path: Pat
             job.get("with", {}).get("environment")
         ):
             assert job.get("secrets") == "inherit", job_id
-        else:
-            assert "secrets" not in job, f"{path.name}: jobs.{job_id} passes secrets"
+        elif "secrets" in job:
+            assert job["secrets"] == {"NIX_CACHE_SIGNING_KEY": on_push}, (
+                f"{path.name}: jobs.{job_id} passes secrets"
+            )
 
 
 # --- issue 19: the loop on GitHub ------------------------------------------------------------
@@ -369,8 +402,8 @@ def test_the_gate_reads_each_jobs_result_and_never_the_plans_outputs() -> None:
 def test_mark_green_records_on_the_pull_requests_head_not_the_merge_commit() -> None:
     """Item 3: the checkout of a pull request is GitHub's merge commit, which no later run
     reaches; mark-green takes the pull request's head from the event (or a release's commit)."""
-    build = load(WORKFLOWS / "build-stack.yml")["jobs"]["build"]
-    step = next(s for s in build["steps"] if s.get("name") == "Mark the stack green")
+    test = load(WORKFLOWS / "build-stack.yml")["jobs"]["test"]  # the test leg marks (issue 18)
+    step = next(s for s in test["steps"] if s.get("name") == "Mark the stack green")
     assert "rev-parse" not in step["run"] and "GITHUB_SHA" not in step["run"]
     assert step["env"]["COMMIT"] == "${{ inputs.commit }}"
 
@@ -389,7 +422,7 @@ def test_a_dry_run_release_names_no_environment_marks_nothing_and_gets_no_token(
         assert called["mark-green"] == f"${{{{ {dry} }}}}"
     publish = next(
         s
-        for s in load(WORKFLOWS / "build-stack.yml")["jobs"]["build"]["steps"]
+        for s in load(WORKFLOWS / "build-stack.yml")["jobs"]["test"]["steps"]
         if s.get("name") == "Publish"
     )
     assert "inputs.dry-run) != 'true' && secrets." in publish["env"]["FLOX_FLOXHUB_TOKEN"]

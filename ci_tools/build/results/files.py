@@ -27,14 +27,24 @@ def save(record: ResultRecord, path: Path) -> None:
 
 
 def load(path: Path) -> ResultRecord:
-    """Read and check one record; InputError (exit 2) naming the file and the field."""
+    """Read and check one record; InputError (exit 2) naming the file and the field.
+
+    A record is tied to its variant: `X.result.json` must hold the record of X, so a record
+    copied under another variant's name proves nothing about that variant."""
     try:
         text = bounded.read_text(path, MAX_RECORD_BYTES)
     except FileNotFoundError:
         raise InputError(f"{path}: no such result file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a readable result record: {exc}") from None
-    return parse(text, str(path))
+    record = parse(text, str(path))
+    named = path.name.removesuffix(RESULT_SUFFIX)
+    if path.name.endswith(RESULT_SUFFIX) and record.variant != named:
+        raise InputError(
+            f"{path}: holds the record of {record.variant}, not of {named}: a record is read "
+            f"only as <variant>{RESULT_SUFFIX} of its own variant"
+        )
+    return record
 
 
 def parse(text: str, source: str) -> ResultRecord:

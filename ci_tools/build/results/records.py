@@ -1,6 +1,7 @@
 """The result record's types: what build, test and publish record of one variant.
 
-`ResultRecord.passed` is the one rule a release trusts: built and tested without a failed check.
+What a record must show before its variant may be published is the publish policy's
+(`ci_tools/build/policy.py`), which reads the checks themselves, never `test.status` alone.
 """
 
 from __future__ import annotations
@@ -10,19 +11,30 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-SCHEMA = 1
+SCHEMA = 2
+# Schema 1 (before checks could be `static` and builds record the binary cache) is a subset of
+# 2: an earlier run's records, in a release's results asset, stay readable.
+READABLE_SCHEMAS = (1, 2)
 
 
 class Status(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     SKIPPED = "skipped"
+    # A check proven without running the build's code (cuobjdump's SASS listing, objdump's
+    # instructions); a test none of whose checks ran on hardware, but whose proofs held.
+    STATIC = "static"
     # A build that began and has not ended: written before `flox build` runs, so a record
     # left in this state names what an interrupted job was building. Never a check's status.
     STARTED = "started"
 
 
-CHECK_STATUSES = (Status.PASSED, Status.FAILED, Status.SKIPPED)
+CHECK_STATUSES = (Status.PASSED, Status.FAILED, Status.SKIPPED, Status.STATIC)
+
+
+class CacheStatus(StrEnum):
+    PUSHED = "pushed"
+    NOT_PUSHED = "not-pushed"
 
 
 class PublishStatus(StrEnum):
@@ -39,6 +51,17 @@ class Check:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CacheOutcome:
+    """Whether the build's closure reached the fleet's binary cache (runners.yaml `cache`),
+    from which test and publish legs on other runners substitute it."""
+
+    status: CacheStatus
+    url: str
+    detail: str = ""
+    attempts: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
 class BuildOutcome:
     status: Status
     seconds: float
@@ -47,6 +70,7 @@ class BuildOutcome:
     log_tail: str = ""
     attempts: int = 1
     started_at: str | None = None  # UTC, ISO 8601: when the first attempt began
+    cache: CacheOutcome | None = None  # None: no cache configured, or not pushed yet
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,10 +111,22 @@ class Sizes:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Route:
+    """Where the fleet can test the variant (ci-tools matrix's routing, runners.yaml): `gpu`
+    a runner with its SM and ISA, `cpu` a runner with its ISA, `static` none (static proofs
+    only), `none` nobody can tell; with the reason for anything less than `gpu`."""
+
+    scope: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class TestOutcome:
     status: Status
     checks: tuple[Check, ...] = ()
     figures: Figures | None = None
+    runner: str | None = None  # the runner the checks ran on (the test leg's, not the build's)
+    route: Route | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,14 +151,8 @@ class ResultRecord:
     schema: int = field(default=SCHEMA)
 
     @property
-    def passed(self) -> bool:
-        """Built and tested without a failed check: the only records a release publishes."""
-        return (
-            self.build is not None
-            and self.build.status is Status.PASSED
-            and self.test is not None
-            and self.test.status is Status.PASSED
-        )
+    def built(self) -> bool:
+        return self.build is not None and self.build.status is Status.PASSED
 
     @property
     def sizes(self) -> Sizes:
@@ -152,10 +182,10 @@ class ResultRecord:
 
 
 def test_status(checks: Iterable[Check]) -> Status:
-    """Failed if any check failed; skipped if none ran; else passed."""
-    statuses = [c.status for c in checks]
-    if Status.FAILED in statuses:
-        return Status.FAILED
-    if statuses and all(s is Status.SKIPPED for s in statuses):
-        return Status.SKIPPED
-    return Status.PASSED
+    """Failed if any check failed; passed if one ran on hardware; static if none ran but a
+    static proof held; skipped otherwise, no checks at all included."""
+    statuses = {c.status for c in checks}
+    for status in (Status.FAILED, Status.PASSED, Status.STATIC):
+        if status in statuses:
+            return status
+    return Status.SKIPPED

@@ -17,17 +17,24 @@ from ci_tools.base import digits
 from ci_tools.base.errors import InputError
 from ci_tools.build.results.records import (
     CHECK_STATUSES,
+    READABLE_SCHEMAS,
     SCHEMA,
     BuildOutcome,
+    CacheOutcome,
+    CacheStatus,
     Check,
     Figures,
     Library,
     PublishOutcome,
     PublishStatus,
     ResultRecord,
+    Route,
     Status,
     TestOutcome,
 )
+
+BUILD_STATUSES = (Status.PASSED, Status.FAILED, Status.SKIPPED, Status.STARTED)
+ROUTE_SCOPES = ("gpu", "cpu", "static", "none")
 
 
 class _Bad(Exception):
@@ -50,10 +57,11 @@ def from_json(data: object, source: str) -> ResultRecord:
     if not isinstance(data, dict):
         raise InputError(f"{source}: a result record must be a JSON object")
     schema = data.get("schema")
-    if type(schema) is not int or schema != SCHEMA:
+    if type(schema) is not int or schema not in READABLE_SCHEMAS:
+        readable = " and ".join(str(n) for n in READABLE_SCHEMAS)
         raise InputError(
             f"{source}: result schema {schema!r} is not supported (this ci-tools reads schema "
-            f"{SCHEMA}); rebuild the record with this version of ci-tools"
+            f"{readable}, writes {SCHEMA}); rebuild the record with this version of ci-tools"
         )
     try:
         _keys(data, _RECORD_KEYS, "")
@@ -165,8 +173,11 @@ def _status(data: Mapping[str, Any], key: str, prefix: str, allowed: Iterable[St
 
 _BUILD_KEYS = frozenset(
     {"status", "seconds", "store_path", "closure_bytes", "log_tail", "attempts", "started_at"}
+    | {"cache"}
 )
-_TEST_KEYS = frozenset({"status", "checks", "figures"})
+_CACHE_KEYS = frozenset({"status", "url", "detail", "attempts"})
+_TEST_KEYS = frozenset({"status", "checks", "figures", "runner", "route"})
+_ROUTE_KEYS = frozenset({"scope", "reason"})
 _CHECK_KEYS = frozenset({"name", "status", "detail"})
 _FIGURES_KEYS = frozenset({"libraries", "import_seconds", "import_runs", "package_bytes"})
 _LIBRARY_KEYS = frozenset({"name", "bytes"})
@@ -180,14 +191,39 @@ def _build(value: object) -> BuildOutcome | None:
     seconds = _seconds(data, "seconds", "build", required=True)
     assert seconds is not None
     return BuildOutcome(
-        status=Status(_status(data, "status", "build", Status)),
+        status=Status(_status(data, "status", "build", BUILD_STATUSES)),
         seconds=seconds,
         store_path=_optional_text(data, "store_path", "build"),
         closure_bytes=_count(data, "closure_bytes", "build", default=None),
         log_tail=_text(data, "log_tail", "build", default=""),
         attempts=_count(data, "attempts", "build", default=1) or 0,
         started_at=_optional_text(data, "started_at", "build"),
+        cache=_cache(data.get("cache")),
     )
+
+
+def _cache(value: object) -> CacheOutcome | None:
+    if value is None:
+        return None
+    data = _object(value, "build.cache", _CACHE_KEYS)
+    return CacheOutcome(
+        status=CacheStatus(_status(data, "status", "build.cache", CacheStatus)),
+        url=_text(data, "url", "build.cache"),
+        detail=_text(data, "detail", "build.cache", default=""),
+        attempts=_count(data, "attempts", "build.cache", default=1) or 0,
+    )
+
+
+def _route(value: object) -> Route | None:
+    if value is None:
+        return None
+    data = _object(value, "test.route", _ROUTE_KEYS)
+    scope = _required(data, "scope", "test.route")
+    if scope not in ROUTE_SCOPES:
+        raise _Bad(
+            "test.route.scope", f"must be one of {', '.join(ROUTE_SCOPES)}, not {_show(scope)}"
+        )
+    return Route(scope=scope, reason=_text(data, "reason", "test.route", default=""))
 
 
 def _test(value: object) -> TestOutcome | None:
@@ -201,6 +237,8 @@ def _test(value: object) -> TestOutcome | None:
         status=Status(_status(data, "status", "test", CHECK_STATUSES)),
         checks=tuple(_check(c, f"test.checks[{i}]") for i, c in enumerate(checks)),
         figures=_figures(data.get("figures")),
+        runner=_optional_text(data, "runner", "test"),
+        route=_route(data.get("route")),
     )
 
 

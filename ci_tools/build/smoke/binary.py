@@ -1,9 +1,10 @@
-"""What GPU code the library really holds: `cuobjdump` lists the SASS (cubin) and PTX
-embedded in each libtorch_cuda*.so. `torch.cuda.get_arch_list()` is the list the build
-reports about itself; a build that lies to it (or a closure that picked up another torch)
-still holds other kernels, and only the binary shows that.
+"""What code the libraries really hold: `cuobjdump` lists the SASS (cubin) and PTX embedded
+in each libtorch_cuda*.so; objdump reads the CPU instructions of libtorch_cpu.so (`isa`).
+`torch.cuda.get_arch_list()` is the list the build reports about itself; a build that lies to
+it (or a closure that picked up another torch) still holds other kernels, and only the binary
+shows that.
 
-Nothing of the build runs here: cuobjdump reads the files, so this is safe on any host.
+Nothing of the build runs here: the tools read the files, so this is safe on any host.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ci_tools.base import proc
+from ci_tools.build.smoke import isa
+from ci_tools.build.smoke.expect import Expectations
 
 CUOBJDUMP_TIMEOUT = 600.0
 
@@ -81,3 +84,36 @@ def sass_fact(facts: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any
     except RuntimeError as exc:
         return {"error": str(exc), "lib_dir": lib_dir}
     return {"tool": cuobjdump, "lib_dir": lib_dir, "libraries": libraries}
+
+
+def binutils(env: Mapping[str, str]) -> tuple[str, str] | None:
+    """objdump and nm: $OBJDUMP and $NM where set (a cross binutils, as build systems name
+    them), else from PATH; None without objdump."""
+    objdump = env.get("OBJDUMP") or proc.which("objdump", env)
+    if not objdump:
+        return None
+    nm = env.get("NM") or (
+        objdump.removesuffix("objdump") + "nm" if objdump.endswith("objdump") else "nm"
+    )
+    return objdump, nm
+
+
+def isa_fact(
+    facts: Mapping[str, Any], expect: Expectations, env: Mapping[str, str]
+) -> dict[str, Any] | None:
+    """The `isa` fact: None without objdump; else the verdict of `isa.prove` on
+    libtorch_cpu.so, or the error that stopped it."""
+    tools = binutils(env)
+    if tools is None:
+        return None
+    lib_dir = facts.get("torch.lib_dir")
+    names = facts.get("torch.libraries")
+    if not isinstance(lib_dir, str) or not isinstance(names, dict):
+        return {"error": "the probe reported no torch library folder to read"}
+    if "libtorch_cpu.so" not in names or expect.isa is None:
+        return {"error": f"no libtorch_cpu.so in {lib_dir}"}
+    target = isa.Target(isa=expect.isa, platform=expect.platform, cpuinfo=expect.cpuinfo)
+    verdict = isa.prove(
+        Path(lib_dir) / "libtorch_cpu.so", target, objdump=tools[0], nm=tools[1], env=env
+    )
+    return {"ok": verdict.ok, "detail": verdict.detail}

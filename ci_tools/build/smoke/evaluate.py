@@ -36,8 +36,37 @@ class _Plan:
     needs: str | None = "torch"  # the import this check depends on
 
 
+# The checks that need a GPU of the variant's SM (a Mac for MPS), and the static proofs.
+GPU_CHECKS = ("gpu-mlp", "gpu-matmul", "gpu-compile", "gpu-nms")
+MPS_CHECK = "mps"
+SASS = "sass"
+ISA_CODE = "isa-code"
+
+
 def check_names(expect: Expectations) -> tuple[str, ...]:
     return tuple(p.name for p in _plan(expect))
+
+
+def static_proofs(facts: Facts, expect: Expectations, reason: str) -> tuple[Check, ...]:
+    """The checks of a build whose code must not run here (`reason`): every check skipped
+    with the reason, but the proofs read from its files: the SASS of a GPU build and the
+    instructions of its CPU ISA (`isa-code`)."""
+    checks = {c.name: c for c in skip_all(expect, reason)}
+    if expect.kind is Kind.GPU:
+        status, detail = _sass(facts, expect)
+        checks[SASS] = Check(name=SASS, status=status, detail=detail)
+    if expect.isa is not None:
+        status, detail = _isa(facts.get("isa"))
+        checks[ISA_CODE] = Check(name=ISA_CODE, status=status, detail=detail)
+    return tuple(checks.values())
+
+
+def _isa(found: Any) -> Verdict:
+    if found is None:
+        return Status.SKIPPED, "objdump (binutils) is not on PATH (nor $OBJDUMP): no ISA proof"
+    if "error" in found:
+        return Status.FAILED, str(found["error"])
+    return (Status.STATIC if found["ok"] else Status.FAILED), str(found["detail"])
 
 
 def skip_all(expect: Expectations, reason: str) -> tuple[Check, ...]:
@@ -78,7 +107,7 @@ def _plan(expect: Expectations) -> list[_Plan]:
         _Plan(name="arch-list", judge=lambda f: _arch_list(f, expect)),
     ]
     if expect.kind is Kind.GPU:
-        plans.append(_Plan(name="sass", judge=lambda f: _sass(f, expect), needs=None))
+        plans.append(_Plan(name=SASS, judge=lambda f: _sass(f, expect), needs=None))
     if expect.kind is Kind.GPU:
         plans.append(_Plan(name="cudnn", judge=lambda f: _cudnn(f, expect)))
     if expect.cpu_capability is not None:
@@ -100,23 +129,17 @@ def _plan(expect: Expectations) -> list[_Plan]:
             )
         )
     if expect.kind is Kind.GPU:
-        plans.append(_Plan(name="gpu-mlp", judge=lambda f: _gpu_work(f, expect, "work:gpu_mlp")))
-        plans.append(
-            _Plan(name="gpu-matmul", judge=lambda f: _gpu_work(f, expect, "work:gpu_matmul"))
-        )
-        plans.append(
-            _Plan(name="gpu-compile", judge=lambda f: _gpu_work(f, expect, "work:gpu_compile"))
-        )
-        if expect.nms:
+        for name in GPU_CHECKS if expect.nms else GPU_CHECKS[:-1]:
+            key = "work:" + name.replace("-", "_")
             plans.append(
                 _Plan(
-                    name="gpu-nms",
-                    judge=lambda f: _gpu_work(f, expect, "work:gpu_nms"),
-                    needs="torchvision",
+                    name=name,
+                    judge=partial(_gpu_work, expect=expect, key=key),
+                    needs="torchvision" if name == "gpu-nms" else "torch",
                 )
             )
     if expect.kind is Kind.DARWIN:
-        plans.append(_Plan(name="mps", judge=_mps))
+        plans.append(_Plan(name=MPS_CHECK, judge=_mps))
     return plans
 
 
@@ -221,7 +244,7 @@ def _sass(facts: Facts, expect: Expectations) -> Verdict:
             Status.FAILED,
             f"{shown}; expected exactly SASS [{wanted}] (PTX of {wanted} allowed)",
         )
-    return Status.PASSED, f"{shown}; exactly {wanted}, as cuobjdump lists"
+    return Status.STATIC, f"{shown}; exactly {wanted}, as cuobjdump lists"
 
 
 def _cudnn(facts: Facts, expect: Expectations) -> Verdict:

@@ -24,7 +24,7 @@ from ci_tools.base import proc
 from ci_tools.base.errors import InputError
 from ci_tools.build.results import Check, Figures, Library
 from ci_tools.build.smoke import binary
-from ci_tools.build.smoke.evaluate import evaluate, skip_all
+from ci_tools.build.smoke.evaluate import evaluate, skip_all, static_proofs
 from ci_tools.build.smoke.expect import Expectations
 from ci_tools.build.smoke.probe import MARKER
 from ci_tools.catalog.model import Kind
@@ -199,6 +199,11 @@ def run_probe(python: str, expect: Expectations, env: Mapping[str, str]) -> Prob
     return ProbeOutput(facts=facts, crash=crash_reason(result, pending, done))
 
 
+STATIC_REASON = (
+    "no runner of the fleet runs it (the route is static): proven from its files, not run"
+)
+
+
 def smoke_test(
     expect: Expectations,
     python: str,
@@ -207,21 +212,18 @@ def smoke_test(
     host_flags: Collection[str],
     env: Mapping[str, str],
     import_runs: int = IMPORT_RUNS,
+    static: bool = False,
 ) -> SmokeRun:
+    """Run the checks this host can run; with `static`, or where the host must not run the
+    build's code, only the proofs read from its files (`static_run`)."""
     if host_platform != expect.platform:
         reason = host_guard(expect, host_platform, host_flags)
         assert reason is not None
         return SmokeRun(checks=skip_all(expect, reason), interpreter=None)
     interpreter = preflight(python, env)
-    reason = host_guard(expect, host_platform, host_flags)
+    reason = STATIC_REASON if static else host_guard(expect, host_platform, host_flags)
     if reason is not None:
-        # The sizes and the SASS listing come from the files alone: they need none of the
-        # build's code to run, so a host that must not run it still gets them.
-        figures = Figures(libraries=interpreter.libraries, package_bytes=interpreter.package_bytes)
-        checks = skip_all(expect, reason)
-        if expect.kind is Kind.GPU:
-            checks = _with_sass(checks, expect, interpreter, env)
-        return SmokeRun(checks=checks, interpreter=interpreter, figures=figures)
+        return static_run(expect, interpreter, env, reason)
     output = run_probe(python, expect, env)
     facts = dict(output.facts)
     if expect.kind is Kind.GPU:
@@ -241,20 +243,27 @@ def smoke_test(
     )
 
 
-def _with_sass(
-    checks: tuple[Check, ...],
-    expect: Expectations,
-    interpreter: Interpreter,
-    env: Mapping[str, str],
-) -> tuple[Check, ...]:
+def static_run(
+    expect: Expectations, interpreter: Interpreter, env: Mapping[str, str], reason: str
+) -> SmokeRun:
+    """The sizes, the SASS listing and the ISA's instructions come from the files alone: they
+    need none of the build's code to run, so a host that must not run it still gets them.
+    (The preflight ran the interpreter, which torch's build flags do not touch, and imported
+    nothing of torch.)"""
+    lib_dir = str(Path(interpreter.torch_origin).parent / "lib")
     facts: dict[str, Any] = {
-        "torch.lib_dir": str(Path(interpreter.torch_origin).parent / "lib"),
+        "torch.lib_dir": lib_dir,
         "torch.libraries": {lib.name: lib.bytes for lib in interpreter.libraries},
-        "import:torch": {"ok": False, "detail": "not run on this host"},
     }
-    facts["sass"] = binary.sass_fact(facts, env)
-    judged = {c.name: c for c in evaluate(facts, expect) if c.name == "sass"}
-    return tuple(judged.get(c.name, c) for c in checks)
+    if expect.kind is Kind.GPU:
+        facts["sass"] = binary.sass_fact(facts, env)
+    if expect.isa is not None:
+        facts["isa"] = binary.isa_fact(facts, expect, env)
+    return SmokeRun(
+        checks=static_proofs(facts, expect, reason),
+        interpreter=interpreter,
+        figures=Figures(libraries=interpreter.libraries, package_bytes=interpreter.package_bytes),
+    )
 
 
 def _run_probe(

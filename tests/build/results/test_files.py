@@ -23,7 +23,7 @@ def test_round_trip(tmp_path: Path) -> None:
     assert path.name == "pytorch-python313-cpu-avx2.result.json"
     results.save(sample_record(), path)
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert next(iter(data)) == "schema" and data["schema"] == 1
+    assert next(iter(data)) == "schema" and data["schema"] == 2
     assert data["test"]["checks"] == [
         {"name": "torch-version", "status": "failed", "detail": "2.13.0 vs 2.8.0"}
     ]
@@ -86,7 +86,7 @@ def test_started_build_and_figures_round_trip(tmp_path: Path) -> None:
     assert results.load(path) == record
     assert record.test is not None and record.test.figures is not None
     assert record.test.figures.library_bytes == 434184800
-    assert not record.passed  # a build that never finished is not a passed build
+    assert not record.built  # a build that never finished is not a passed build
 
 
 @pytest.mark.parametrize(
@@ -122,6 +122,22 @@ def test_every_reader_exits_2_naming_file_and_field(
         assert cli.returncode == 2, (argv[0], cli.stdout, cli.stderr)
         assert "Traceback" not in cli.stderr
         assert f"{path}: malformed result record: {field}: " in cli.stderr, (argv[0], cli.stderr)
+
+
+def test_a_record_saved_under_another_variants_name_is_refused(tmp_path: Path) -> None:
+    # Issue 20 item 7: A's passing record copied to B.result.json proves nothing about B.
+    other = results.result_path(tmp_path, "pytorch-python313-cpu-avx512")
+    results.save(sample_record(), other)
+    with pytest.raises(InputError, match="holds the record of pytorch-python313-cpu-avx2, not"):
+        results.load(other)
+
+
+def test_a_schema_1_record_stays_readable(tmp_path: Path) -> None:
+    path = results.result_path(tmp_path, "pytorch-python313-cpu-avx2")
+    results.save(sample_record(), path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, "schema": 1}), encoding="utf-8")
+    assert results.load(path).variant == "pytorch-python313-cpu-avx2"
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "folder"])

@@ -8,21 +8,22 @@ from tests.build.results.samples import sample_record
 
 
 def test_test_status() -> None:
-    passed, failed, skipped = (Check(name=s.value, status=s) for s in results.CHECK_STATUSES)
+    passed, failed, skipped, static = (
+        Check(name=s.value, status=s) for s in results.CHECK_STATUSES
+    )
     assert results.test_status([passed, skipped]) is Status.PASSED
     assert results.test_status([passed, failed, skipped]) is Status.FAILED
     assert results.test_status([skipped, skipped]) is Status.SKIPPED
+    assert results.test_status([static, skipped]) is Status.STATIC
+    assert results.test_status([passed, static]) is Status.PASSED
+    assert results.test_status([]) is Status.SKIPPED  # no checks prove nothing
 
 
-def test_only_built_and_tested_records_pass() -> None:
+def test_built_means_a_build_that_passed() -> None:
     record = sample_record()
-    assert not record.passed
-    assert record.with_test(results.TestOutcome(status=Status.PASSED)).passed
-    assert (
-        not record.with_build(BuildOutcome(status=Status.FAILED, seconds=1))
-        .with_test(results.TestOutcome(status=Status.PASSED))
-        .passed
-    )
+    assert record.built
+    assert not record.with_build(BuildOutcome(status=Status.FAILED, seconds=1)).built
+    assert not record.with_build(BuildOutcome(status=Status.STARTED, seconds=0)).built
 
 
 def test_the_three_sizes() -> None:

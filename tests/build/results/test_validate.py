@@ -12,7 +12,7 @@ from ci_tools.build import results
 from tests.build.results.samples import sample_json, set_field, write_record
 
 
-@pytest.mark.parametrize("schema", [None, 0, 2, "1"])
+@pytest.mark.parametrize("schema", [None, 0, 3, "1"])
 def test_unknown_schema_is_refused(tmp_path: Path, schema: object) -> None:
     path = tmp_path / "x.result.json"
     path.write_text(json.dumps({"schema": schema, "variant": "x"}), encoding="utf-8")
@@ -53,7 +53,11 @@ def test_unknown_schema_is_refused(tmp_path: Path, schema: object) -> None:
             "started?",
             "build.status: must be one of passed, failed, skipped, started",
         ),
-        ("test.status", "started", "test.status: must be one of passed, failed, skipped, not"),
+        (
+            "test.status",
+            "started",
+            "test.status: must be one of passed, failed, skipped, static, not",
+        ),
         ("test.checks", {}, "test.checks: must be a list, not {}"),
         ("test.checks.0", "x", 'test.checks[0]: must be an object or null, not "x"'),
         ("test.checks.0.status", "ok", "test.checks[0].status: must be one of passed, failed"),

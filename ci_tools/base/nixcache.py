@@ -1,0 +1,195 @@
+"""The fleet's Nix binary cache, through `nix` itself (the one adapter for it).
+
+Build legs sign each closure with the fleet's key and copy it to the cache as soon as the
+package is built (`nix store sign --key-file`, then `nix copy --to URL`). Test and publish legs
+copy it from the cache into their own store (`nix copy --from URL`) trusting only the
+cache's public keys (`trusted-public-keys`, `require-sigs`): Nix refuses an unsigned path and
+one signed by another key. Nothing here builds: a path the cache lacks is an error, never a
+build.
+
+Every `nix` call has a timeout and failures that say "the network" are retried within a
+bounded policy, so an unreachable cache ends the step with the reason, never a hang. The
+signing key reaches Nix as a private temporary file, never an argument; it is never printed,
+and any child output is redacted of it before anyone sees it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_tools.base import proc, retry
+from ci_tools.base.retry import RetryPolicy
+
+NIX = ("nix", "--extra-experimental-features", "nix-command")
+COPY_TIMEOUT = 3600.0
+SIGN_TIMEOUT = 600.0
+# A closure of a CUDA build is gigabytes: a few tries, minutes apart, then give up.
+POLICY = RetryPolicy(attempts=3, total_seconds=1800.0, initial_seconds=10.0, max_seconds=120.0)
+# `nix-store --generate-binary-cache-key` writes NAME:BASE64 of the 64-byte ed25519 key.
+_SECRET_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9+/]{86}==")
+# What Nix and curl say when the network, not the request, failed.
+_TRANSIENT = re.compile(
+    r"unable to download|HTTP error (?:5\d\d|429)|Connection refused|Connection reset"
+    r"|Could not resolve host|timed out|Couldn't connect|unexpected end-of-file"
+    r"|SSL connection|Failed to connect",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    ok: bool
+    attempts: int
+    detail: str  # what Nix said last (redacted), or what was done
+
+
+class _Failed(Exception):
+    def __init__(self, said: str, transient: bool) -> None:
+        super().__init__(said)
+        self.said = said
+        self.transient = transient
+
+
+def check_secret_key(text: str) -> str | None:
+    """Why `text` is not a Nix signing key (without quoting it), or None."""
+    if not _SECRET_KEY.fullmatch(text.strip()):
+        return (
+            "the signing key is not NAME:BASE64 of a 64-byte key "
+            "(what `nix-store --generate-binary-cache-key` writes to its secret file)"
+        )
+    return None
+
+
+def push(
+    paths: Sequence[str],
+    url: str,
+    secret_key: str,
+    *,
+    env: Mapping[str, str],
+    policy: RetryPolicy = POLICY,
+    say: Callable[[str], None] = print,
+) -> Outcome:
+    """Sign the closures of `paths` with `secret_key`, then copy them to the cache `url`."""
+    why = check_secret_key(secret_key)
+    if why is not None:
+        return Outcome(ok=False, attempts=0, detail=why)
+    redact = _redactor(secret_key)
+    with tempfile.TemporaryDirectory(prefix="ci-tools-key-") as folder:
+        key_file = Path(folder) / "signing-key"
+        descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(secret_key.strip())
+        signed = proc.run(
+            [*NIX, "store", "sign", "--key-file", str(key_file), "--recursive", *paths],
+            env=env,
+            timeout=SIGN_TIMEOUT,
+        )
+    if not signed.ok:
+        return Outcome(ok=False, attempts=0, detail="nix store sign: " + redact(_last(signed)))
+    argv = [*NIX, "copy", "--to", url, *paths]
+    return _with_retries(argv, env, policy, say, redact, f"pushed to {url}")
+
+
+def substitute(
+    path: str,
+    url: str,
+    public_keys: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    policy: RetryPolicy = POLICY,
+    say: Callable[[str], None] = print,
+) -> Outcome:
+    """Copy `path` and its closure from the cache `url` into this machine's store, accepting
+    only paths signed by one of `public_keys`."""
+    argv = [
+        *NIX,
+        "copy",
+        "--from",
+        url,
+        "--option",
+        "trusted-public-keys",
+        " ".join(public_keys),
+        "--option",
+        "require-sigs",
+        "true",
+        path,
+    ]
+    return _with_retries(argv, env, policy, say, _redactor(""), f"substituted from {url}")
+
+
+def is_valid(path: str, env: Mapping[str, str]) -> bool:
+    """Whether `path` is valid in this machine's store (there, complete, registered)."""
+    done = proc.run(["nix-store", "--check-validity", path], env=env, timeout=120)
+    return done.ok
+
+
+def add_root(path: str, link: Path, env: Mapping[str, str]) -> bool:
+    """Keep `path` from the garbage collector through `link` (a valid path: nothing built)."""
+    if link.is_symlink():
+        link.unlink()
+    done = proc.run(
+        ["nix-store", "--realise", path, "--add-root", str(link), "--indirect"],
+        env=env,
+        timeout=120,
+    )
+    return done.ok
+
+
+def _with_retries(
+    argv: list[str],
+    env: Mapping[str, str],
+    policy: RetryPolicy,
+    say: Callable[[str], None],
+    redact: Callable[[str], str],
+    done: str,
+) -> Outcome:
+    attempts = 0
+
+    def once() -> None:
+        nonlocal attempts
+        attempts += 1
+        result = proc.run(argv, env=env, timeout=COPY_TIMEOUT)
+        if not result.ok:
+            said = redact(_last(result))
+            raise _Failed(said, result.timed_out or bool(_TRANSIENT.search(said)))
+
+    def announce(number: int, exc: BaseException, delay: float) -> None:
+        say(
+            f"nix copy failed (attempt {number} of {policy.attempts}): {exc}; retrying in {delay:.0f} s"
+        )
+
+    try:
+        retry.call(
+            policy,
+            once,
+            transient=lambda exc: isinstance(exc, _Failed) and exc.transient,
+            on_retry=announce,
+        )
+    except _Failed as exc:
+        return Outcome(ok=False, attempts=attempts, detail=exc.said)
+    return Outcome(ok=True, attempts=attempts, detail=done)
+
+
+def _last(result: proc.CommandResult) -> str:
+    if result.timed_out:
+        return f"timed out after {result.seconds:.0f} s"
+    lines = [line for line in (result.stderr or result.stdout).splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error")]
+    return (errors or lines or [f"exit status {result.returncode}"])[-1].strip()
+
+
+def _redactor(secret: str) -> Callable[[str], str]:
+    """Replace the key (and its secret half alone) wherever a text holds it."""
+    parts = [p for p in (secret.strip(), secret.strip().partition(":")[2]) if len(p) >= 8]
+
+    def redact(text: str) -> str:
+        for part in parts:
+            text = text.replace(part, "***")
+        return text
+
+    return redact

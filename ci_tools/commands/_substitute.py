@@ -1,0 +1,72 @@
+"""A test leg's build: the store path its build record names, copied from the fleet's
+binary cache into this runner's store, never built here (`ci-tools test --substitute`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_tools.base import nixcache
+from ci_tools.base.errors import InputError
+from ci_tools.build import results
+from ci_tools.build.results import CacheStatus, Check, Status
+from ci_tools.plan.runners import BinaryCache
+
+CHECK = "substitute"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Got:
+    skip: bool = False  # not built: nothing to test, nothing to record
+    reason: str = ""
+    failure: Check | None = None  # why the build is not here (a failed check)
+
+
+def _failed(detail: str) -> Got:
+    return Got(failure=Check(name=CHECK, status=Status.FAILED, detail=detail))
+
+
+def build_of(
+    paths: Sequence[Path],
+    variant: str,
+    cache: BinaryCache | None,
+    link: Path,
+    env: Mapping[str, str],
+) -> Got:
+    """Bring the build its record names into this runner's store and link it at `link`."""
+    if not paths:
+        raise InputError("--substitute reads the build's record: pass --results DIR")
+    record = results.load(paths[0]) if paths[0].exists() else None
+    build = record.build if record is not None else None
+    if build is None or build.status is not Status.PASSED:
+        said = "no build record" if build is None else f"its build {build.status}"
+        return Got(skip=True, reason=f"{variant}: {said}; nothing to test")
+    path = build.store_path
+    if path is None:
+        return _failed("the build record names no store path to take from the cache")
+    if nixcache.is_valid(path, env):
+        return _linked(path, link, env, "already in this runner's store")
+    if cache is None:
+        return _failed(
+            f"{path} is not in this runner's store and runners.yaml names no cache to take "
+            "it from: add `cache:`, or test on the runner that built it"
+        )
+    pushed = build.cache
+    if pushed is None or pushed.status is not CacheStatus.PUSHED:
+        why = pushed.detail if pushed is not None else "the build leg pushed nothing"
+        return _failed(
+            f"built on {record.runner if record else 'its builder'}, not pushed to "
+            f"{cache.url} ({why}): nothing to test here; re-run the build leg"
+        )
+    got = nixcache.substitute(path, cache.url, cache.public_keys, env=env)
+    if not got.ok:
+        return _failed(f"{path} could not be substituted from {cache.url}: {got.detail}")
+    return _linked(path, link, env, got.detail)
+
+
+def _linked(path: str, link: Path, env: Mapping[str, str], how: str) -> Got:
+    if not nixcache.add_root(path, link, env):
+        return _failed(f"{path}: nix-store could not register {link} as its garbage-collector root")
+    print(f"{path}: {how}")
+    return Got()
