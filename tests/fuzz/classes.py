@@ -16,14 +16,27 @@ from . import harness
 
 # Runs ci-tools in this interpreter's process and, whatever happens, writes its peak resident
 # memory (KiB) to the file named first: the memory of ci-tools alone, not of its children.
+# VmHWM is the high-water mark of this process image's own memory; ru_maxrss would also hold
+# what the test process had when it forked this one (Linux keeps it across execve), which made
+# a loaded test worker's size look like ci-tools' peak.
 _MEASURED = """\
 import resource, sys
 from pathlib import Path
 from ci_tools import cli
+
+def peak_kib():
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
 try:
     code = cli.main(sys.argv[2:])
 finally:
-    Path(sys.argv[1]).write_text(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+    Path(sys.argv[1]).write_text(str(peak_kib()))
 sys.exit(code)
 """
 

@@ -115,7 +115,9 @@ def journal_committed(work: Path, outside: Path, rng: random.Random) -> bool:
     nonce = rng.choice([None, secrets.token_hex(16), "../../../../etc/passwd", 7])
     if nonce is not None:
         journal["nonce"] = nonce
-    (staging / "journal.json").write_text(json.dumps(journal), encoding="utf-8")
+    planted = staging / "journal.json"
+    if not (planted.exists() or planted.is_symlink()):  # another move planted a FIFO or link
+        planted.write_text(json.dumps(journal), encoding="utf-8")
     return False
 
 
