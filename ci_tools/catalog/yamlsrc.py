@@ -22,6 +22,7 @@ from typing import Any
 
 from ci_tools.base import bounded
 from ci_tools.base.errors import CiToolsError, Problem, SourceError
+from ci_tools.catalog.yamltext import check_text
 
 
 @dataclass
@@ -173,7 +174,7 @@ def load_yaml(path: Path, display_name: str | None = None) -> Node:
 
 
 def parse_yaml(text: str, name: str) -> Node:
-    _check_text(text, name)
+    check_text(text, name, max_bytes=MAX_FILE_BYTES, max_digits=MAX_DIGITS)
     root = _compose(text, name)
     data = _Builder(name).value(root) if root is not None else None
     _check_depth(data, name)
@@ -349,41 +350,6 @@ class _Builder:
                 node, "malformed YAML: a key must be a single value, not a list or mapping"
             )
         return self.value(node)
-
-
-# Anchored at the start of a run of digits, so each run is scanned once.
-_LONG_NUMBER = re.compile(rf"(?<![0-9_])[0-9][0-9_]{{{MAX_DIGITS},}}")
-# YAML 1.1 parsers (libyaml) read these as line breaks, YAML 1.2 ones (editors) do not.
-_BREAKS_IN_DISPUTE = re.compile("[\x85\u2028\u2029]")
-
-
-def _check_text(text: str, name: str) -> None:
-    """Refuse, before parsing, what the parser would choke on (huge numbers) or read
-    otherwise than an editor does. Whole-text searches: no cost per line."""
-    if len(text) > MAX_FILE_BYTES:
-        raise SourceError([Problem(name, 1, f"larger than {MAX_FILE_BYTES} bytes")])
-    problems = []
-    number = _LONG_NUMBER.search(text)
-    if number:
-        problems.append((number.start(), f"a number longer than {MAX_DIGITS} digits"))
-    disputed = _BREAKS_IN_DISPUTE.search(text)
-    if disputed:
-        code = ord(disputed.group())
-        problems.append(
-            (
-                disputed.start(),
-                f"holds U+{code:04X}, which YAML 1.1 reads as a line break and YAML 1.2 as a "
-                "character: remove it",
-            )
-        )
-    # YAML 1.2 §5.2: a byte order mark may start the stream, and may not appear inside a
-    # document; libyaml lets one through there.
-    mark = text.find("\ufeff", 1)
-    if mark >= 0:
-        problems.append((mark, "holds U+FEFF (a byte order mark) after its start: remove it"))
-    if problems:
-        at, message = min(problems)
-        raise SourceError([Problem(name, text.count("\n", 0, at) + 1, message)])
 
 
 def _check_depth(data: object, name: str) -> None:
