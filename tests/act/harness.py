@@ -16,11 +16,13 @@ act's limits, and how the harness copes with them: the docstring of test_scenari
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,24 +67,21 @@ def pinned_actions() -> dict[str, str]:
 
 
 def wheelhouse() -> Path:
-    """setuptools as a wheel, so that `pip install .` builds offline (PIP_NO_INDEX)."""
-    if not any(WHEELHOUSE.glob("setuptools-*.whl")):
+    """setuptools and ci-tools' own dependencies as wheels, so that a job's `pip install .`
+    works offline (PIP_NO_INDEX). A job's Python is a venv of the base interpreter, which
+    lacks them where the suite itself runs in a virtual environment (the Quick start's)."""
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    wanted = ["setuptools>=68", *project["project"]["dependencies"]]
+    stamp = WHEELHOUSE / (".downloaded-" + hashlib.sha256("\n".join(wanted).encode()).hexdigest())
+    if not stamp.exists():
         WHEELHOUSE.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [
-                "python3",
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--only-binary=:all:",
-                "-d",
-                str(WHEELHOUSE),
-                "setuptools>=68",
-            ],
+            [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d",
+             str(WHEELHOUSE), *wanted],
             check=True,
-            timeout=120,
-        )
+            timeout=300,
+        )  # fmt: skip
+        stamp.touch()
     return WHEELHOUSE
 
 
