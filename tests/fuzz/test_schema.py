@@ -82,8 +82,8 @@ def _schema_ok(validator: jsonschema.protocols.Validator, text: str) -> bool | N
     """The schema's verdict, or None where the text is no YAML document (or one that parsers
     read differently), or one that only exists as a graph (an alias bomb: expanded for JSON it
     has billions of values)."""
-    if any(char in text for char in DISPUTED_BREAKS):
-        return None
+    if any(char in text for char in DISPUTED_BREAKS) or "\ufeff" in text[1:]:
+        return None  # read differently by parsers; a BOM past the start (YAML 1.2 §5.2) too
     try:
         data = mutations.load(text)
     except Exception:
