@@ -247,7 +247,7 @@ class Scenario:
         whose output is already valid, whoever put it there."""
         done = subprocess.run(
             ["nix-store", "--add-fixed", "--recursive", "sha256", str(path)],
-            env={**os.environ, **self._nix_store_env()},
+            env={**os.environ, **self.nix_store_env()},
             capture_output=True,
             text=True,
             check=True,
@@ -256,7 +256,7 @@ class Scenario:
 
     # --- running act --------------------------------------------------------------------
 
-    def _nix_store_env(self) -> dict[str, str]:
+    def nix_store_env(self) -> dict[str, str]:
         """One private Nix store per scenario, shared by the flox double and the jobs."""
         root = self.tmp / "nix-store"
         (root / "etc").mkdir(parents=True, exist_ok=True)
@@ -384,7 +384,7 @@ class Scenario:
             "FLOX_DOUBLE_STATE": str(self.flox_state),
             # The double realises into a private store; the job's own Nix (nix-store in
             # `ci-tools test`) must see that store, as a runner's sees /nix/store.
-            **self._nix_store_env(),
+            **self.nix_store_env(),
             **self.extra_env,
             **(env or {}),
         }

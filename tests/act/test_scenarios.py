@@ -463,14 +463,6 @@ def test_a_release_that_could_not_publish_stops_at_the_plan(tmp_path: Path) -> N
         assert github.state.releases == []
 
 
-@pytest.fixture(scope="module")
-def host(tmp_path_factory: pytest.TempPathFactory) -> HostTorch:
-    why = host_torch.unavailable()
-    if why is not None:
-        pytest.skip(f"this machine's torch cannot stand for a passing CPU variant: {why}")
-    return host_torch.describe(tmp_path_factory.mktemp("host-torch") / "prebuilt.json")
-
-
 def test_a_stack_that_passes_is_marked_green_and_the_next_push_skips_it(
     tmp_path: Path, host: HostTorch
 ) -> None:

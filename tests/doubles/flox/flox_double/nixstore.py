@@ -30,7 +30,12 @@ class BuildFailed(Exception):
 
 
 def store_env(environ: Mapping[str, str], root: Path) -> dict[str, str]:
-    conf = root / "etc"
+    """The Nix environment of the store under `root`. With FLOX_DOUBLE_STORE_STATE, the
+    database, logs and nix.conf are there instead: another machine's store at the same store
+    directory (what a second runner's /nix/store is), valid only for what it built or was
+    given."""
+    state = Path(environ.get("FLOX_DOUBLE_STORE_STATE") or root)
+    conf = state / "etc"
     conf.mkdir(parents=True, exist_ok=True)
     (conf / "nix.conf").write_text(
         "sandbox = false\nsubstituters =\nbuild-users-group =\n", encoding="utf-8"
@@ -38,8 +43,8 @@ def store_env(environ: Mapping[str, str], root: Path) -> dict[str, str]:
     return {
         **environ,
         "NIX_STORE_DIR": str(root / "store"),
-        "NIX_STATE_DIR": str(root / "var"),
-        "NIX_LOG_DIR": str(root / "log"),
+        "NIX_STATE_DIR": str(state / "var"),
+        "NIX_LOG_DIR": str(state / "log"),
         "NIX_CONF_DIR": str(conf),
         "NIX_REMOTE": "",
     }
