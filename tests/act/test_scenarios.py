@@ -29,7 +29,9 @@ act's limits (what it does not emulate), found by running 0.2.89 here, and how t
    clone's `origin` URL.
 8. Host mode shares the machine: no job isolation beyond act's per-job workspace and
    RUNNER_TEMP under XDG_CACHE_HOME (set per scenario here); `runs-on` labels only pick the
-   host, so which pool takes a job is checked on the planned matrix, not by act.
+   host, so which pool takes a job is checked on the planned matrix, not by act. One Nix store
+   serves every job, except where a scenario gives a job a store of its own
+   (tests/act/hooks/runner_store.py: test_fleet_scenario.py's test runners).
 9. A called workflow gets only the secrets its caller passes (as on GitHub, where a called
    job's `environment:` fills in values but adds no names: actions/runner#1490, #4453), and
    the environment's secret is the `-s` one. Which is why release.yml passes `inherit`.
