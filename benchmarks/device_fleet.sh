@@ -17,17 +17,12 @@
 set -u
 python=${1:-python3}
 branch=${FLEET_BRANCH:-cuda-13_0}
-wheels=${WHEELS:-.devrun/whl}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out/records"
 
-if compgen -G "$wheels/*.whl" >/dev/null; then
-    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --target /tmp/ci-tools-site "$wheels"/*.whl || exit 2
-    export PYTHONPATH="$PWD:/tmp/ci-tools-site${PYTHONPATH:+:$PYTHONPATH}"
-else
-    export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-fi
+# shellcheck source=benchmarks/device_prelude.sh
+. "$(dirname "${BASH_SOURCE[0]}")/device_prelude.sh"
+use_checkout_and_wheels "$python" || exit 2
 if ! command -v cuobjdump >/dev/null && [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/cuobjdump" ]; then
     export PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
 fi

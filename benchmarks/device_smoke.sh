@@ -13,17 +13,12 @@
 set -u
 python=${1:-python3}
 branch=${SMOKE_BRANCH:-cuda-13_0}
-wheels=${WHEELS:-.devrun/whl}
 out=${SMOKE_OUT:-${OUT:-$(mktemp -d)}}
 mkdir -p "$out"
 
-if compgen -G "$wheels/*.whl" >/dev/null; then
-    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --target /tmp/ci-tools-site "$wheels"/*.whl || exit 2
-    export PYTHONPATH="$PWD:/tmp/ci-tools-site${PYTHONPATH:+:$PYTHONPATH}"
-else
-    export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-fi
+# shellcheck source=benchmarks/device_prelude.sh
+. "$(dirname "${BASH_SOURCE[0]}")/device_prelude.sh"
+use_checkout_and_wheels "$python" || exit 2
 
 echo "== host"
 "$python" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "arch list", torch.cuda.get_arch_list())'

@@ -17,9 +17,10 @@ from ci_tools.host import hostcpu
 from ci_tools.host.facts import HostGpu, is_driver
 
 CPUINFO = Path("/proc/cpuinfo")
+QUERY_FIELDS = ("name", "compute_cap", "driver_version")
 NVIDIA_SMI_QUERY = (
     "nvidia-smi",
-    "--query-gpu=name,compute_cap,driver_version",
+    "--query-gpu=" + ",".join(QUERY_FIELDS),
     "--format=csv,noheader",
 )
 # One line per GPU of under a hundred bytes; a machine has at most a few dozen GPUs.
@@ -47,24 +48,31 @@ class CpuReading:
 
 
 def _fields(text: str) -> list[tuple[str, str, str]]:
-    """`NAME, CAP, DRIVER` per line, read from the right (a name may hold commas). A line
-    whose last field is no driver version is `NAME, CAP` (an answer without the driver
-    column), so a capability is never read from a name."""
+    """`NAME, CAP, DRIVER` per line. nvidia-smi's csv quotes no value, so a name holding a
+    comma is printed as it is ("an extra column and a value containing a comma are
+    indistinguishable", utkuozdemir/nvidia_gpu_exporter#477): a line is read from its right
+    end, where the query's other fields stand, which hold no comma. A line with fewer fields
+    than the query asks for is no answer to it (nvidia-smi fills every field, with [N/A] where
+    it has no value) and is refused rather than guessed at."""
     rows = []
     for line in text.splitlines():
         if not line.strip() or _NO_DEVICES in line:
             continue
-        rest, _, last = line.rpartition(",")
-        if is_driver(last.strip()) and "," in rest:
-            name, _, cap = rest.rpartition(",")
-            rows.append((name.strip(), cap.strip(), last.strip()))
-        else:
-            rows.append((rest.strip(), last.strip(), ""))
+        fields = line.rsplit(",", len(QUERY_FIELDS) - 1)
+        if len(fields) < len(QUERY_FIELDS):
+            raise InputError(
+                f'nvidia-smi answered "{printable(digits.shown(line.strip(), 80))}", which is '
+                f"not the {len(QUERY_FIELDS)} fields --query-gpu={','.join(QUERY_FIELDS)} asks "
+                "for; pass --gpu-cc X.Y to name the GPU's capability instead"
+            )
+        name, cap, driver = (field.strip() for field in fields)
+        rows.append((name, cap, driver))
     return rows
 
 
 def parse_nvidia_smi(text: str) -> tuple[HostGpu, ...]:
-    """`NAME, CAP, DRIVER` per line (the name may hold commas).
+    """`NAME, CAP, DRIVER` per line (the name may hold commas); a line without all three is
+    refused (InputError).
 
     A capability without digits (`[N/A]`, `[Not Supported]`) is unknown; one written with
     digits must be X.Y in ASCII digits, or the answer is refused (InputError): Arabic-Indic or

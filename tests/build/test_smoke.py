@@ -841,6 +841,19 @@ def test_sass_fact_reports_a_failing_cuobjdump(tmp_path: Path) -> None:
     assert fact["error"] == "cuobjdump --list-elf libtorch_cuda.so failed: cuobjdump fatal   : boom"
 
 
+def test_the_binary_facts_need_the_probes_library_folder(tmp_path: Path, catalog: Catalog) -> None:
+    _script(tmp_path / "bin" / "cuobjdump", FAKE_CUOBJDUMP)
+    env = {"PATH": str(tmp_path / "bin"), "OBJDUMP": "/usr/bin/objdump"}
+    avx2 = expect(catalog, CPU)
+    folder_error = {"error": "the probe reported no torch library folder to read"}
+    for facts in ({}, {"torch.lib_dir": str(tmp_path)}, {"torch.libraries": {}}):
+        assert binary.sass_fact(facts, env) == folder_error
+        assert binary.isa_fact(facts, avx2, env) == folder_error
+    no_cpu = {"torch.lib_dir": str(tmp_path), "torch.libraries": {"libtorch_cuda.so": 1}}
+    assert binary.isa_fact(no_cpu, avx2, env) == {"error": f"no libtorch_cpu.so in {tmp_path}"}
+    assert binary.isa_fact(no_cpu, avx2, {"PATH": str(tmp_path / "empty")}) is None
+
+
 # --- ISA kernels and compile: the pure verdicts ---------------------------------------------
 
 

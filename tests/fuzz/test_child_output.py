@@ -183,6 +183,8 @@ INVALID = (
     "9 . 0",
     "9.0\u00b2",
 )
+# What nvidia-smi prints in the driver column: a version, or [N/A] where it has none.
+DRIVERS = ("580.65.06", "570.124.06", "[N/A]", "[Not Supported]")
 
 
 NAMES = [command for command in COMMANDS if "\r" not in command]
@@ -210,7 +212,7 @@ def _detect(tmp_path: Path, lines: list[str], label: str) -> harness.Run:
 @pytest.mark.parametrize("capability", INVALID, ids=lambda cap: ascii(cap)[:20])
 def test_detect_refuses_a_capability_that_is_not_ascii_x_y(tmp_path: Path, capability: str) -> None:
     """Issue 20 item 10: 5000 digits crashed detect; Arabic-Indic digits were taken as 9.0."""
-    done = _detect(tmp_path, [f"NVIDIA H100 80GB HBM3, {capability}"], "detect")
+    done = _detect(tmp_path, [f"NVIDIA H100 80GB HBM3, {capability}, 580.65.06"], "detect")
     assert done.code == 2, done.stdout + done.stderr
     assert "nvidia-smi" in done.stderr and "NVIDIA H100 80GB HBM3" in done.stderr
     assert "--gpu-cc" in done.stderr
@@ -237,14 +239,16 @@ def test_a_hostile_nvidia_smi_never_crashes_detect(
             (
                 rng.choice([*NAMES, "NVIDIA H100", "", "a,b,c"]),
                 rng.choice((*VALID, *UNKNOWN, *INVALID)),
+                rng.choice(DRIVERS),
             )
             for _ in range(rng.randint(1, 4))
         ]
-        lines = [f"{name}, {cap}" for name, cap in gpus]
+        # As nvidia-smi answers detect's query: name, compute capability, driver.
+        lines = [f"{name}, {cap}, {driver}" for name, cap, driver in gpus]
         done = _detect(
             tmp_path / f"case{index}", lines, f"seed {fuzz_seed + 21} detect case {index}"
         )
-        refused = any(cap in INVALID for _, cap in gpus)
+        refused = any(cap in INVALID for _, cap, _ in gpus)
         assert (done.code == 2) == refused, (lines, done.stderr[-2000:])
         codes[done.code] = codes.get(done.code, 0) + 1
     with capsys.disabled():

@@ -42,14 +42,48 @@ def test_parse_nvidia_smi(fixture: str, expected: tuple[HostGpu, ...]) -> None:
     assert hostinfo.parse_nvidia_smi((DATA / fixture).read_text()) == expected
 
 
+# nvidia-smi's csv quotes no value: a name holding a comma is printed as it is, and only the
+# count of fields the query asks for tells it from another column.
+COMMA_NAMES = ("NVIDIA H100 80GB HBM3, rev A", "NVIDIA GB10, rev 2", "a,b,c", "x, 12.1")
+
+
+@pytest.mark.parametrize("name", COMMA_NAMES)
+@pytest.mark.parametrize("capability", ["9.0", "12.1", "10.0", "[N/A]"])
+@pytest.mark.parametrize("driver", ["580.65.06", "570", "[N/A]", "[Not Supported]"])
+def test_a_name_keeps_its_commas_whatever_the_other_fields_hold(
+    name: str, capability: str, driver: str
+) -> None:
+    """The fields `--query-gpu=name,compute_cap,driver_version` asks for, read from the right
+    end: a capability that looks like a driver version (12.1) or a driver column nvidia-smi
+    cannot fill ([N/A]) never moves the name's tail into the capability."""
+    text = f"{name}, {capability}, {driver}\n"
+    known = None if capability == "[N/A]" else capability
+    assert hostinfo.parse_nvidia_smi(text) == (HostGpu(name=name, capability=known),)
+    assert hostinfo.parse_driver(text) == (None if driver.startswith("[") else driver)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["NVIDIA H100 80GB HBM3, 9.0", "NVIDIA GB10, 12.1", "9.0", "NVIDIA H100", ", 9.0"],
+)
+def test_a_line_without_the_fields_the_query_asks_for_is_refused(line: str) -> None:
+    """nvidia-smi answers every field of the query on each line (or fails): a line with fewer
+    is no answer to it, and guessing which field is missing misreads a name with a comma."""
+    for parse in (hostinfo.parse_nvidia_smi, hostinfo.parse_driver):
+        with pytest.raises(InputError) as refused:
+            parse(f"NVIDIA H100 80GB HBM3, 9.0, 580.65.06\n{line}\n")
+        message = str(refused.value)
+        assert f'"{line}"' in message and "name,compute_cap,driver_version" in message
+        assert "--gpu-cc X.Y" in message
+
+
 @pytest.mark.parametrize(
     ("text", "driver"),
     [
         ((DATA / "nvidia-smi-h100.txt").read_text(), "580.159.04"),
         ((DATA / "nvidia-smi-comma-name.txt").read_text(), "580.159.04"),
         ((DATA / "nvidia-smi-na.txt").read_text(), "580.65.06"),
-        # An nvidia-smi that leaves the column out, or prints something else there.
-        ("NVIDIA H100 80GB HBM3, 9.0\n", None),
+        # An nvidia-smi that prints something else than a driver version in the column.
         ("NVIDIA H100 80GB HBM3, 9.0, [N/A]\n", None),
         ("", None),
     ],
@@ -64,7 +98,7 @@ def test_parse_nvidia_smi_without_gpus(text: str) -> None:
 
 
 def test_parse_nvidia_smi_keeps_an_unreadable_capability_as_unknown() -> None:
-    assert hostinfo.parse_nvidia_smi("Some GPU, N/A\n9.0\n") == (
+    assert hostinfo.parse_nvidia_smi("Some GPU, N/A, 580.65.06\n, 9.0, 580.65.06\n") == (
         HostGpu(name="Some GPU", capability=None),
         HostGpu(name=None, capability="9.0"),
     )
@@ -78,7 +112,7 @@ def test_parse_nvidia_smi_refuses_a_capability_of_other_digits(capability: str) 
     """Issue 20 item 10: 5000 digits crashed detect (int() refuses them), Arabic-Indic and
     fullwidth digits were read as 9.0."""
     with pytest.raises(InputError) as refused:
-        hostinfo.parse_nvidia_smi(f"NVIDIA H100, {capability}\n")
+        hostinfo.parse_nvidia_smi(f"NVIDIA H100, {capability}, 580.65.06\n")
     message = str(refused.value)
     assert 'for GPU "NVIDIA H100"' in message and "--gpu-cc X.Y" in message
     assert len(message) < 400
@@ -86,7 +120,7 @@ def test_parse_nvidia_smi_refuses_a_capability_of_other_digits(capability: str) 
 
 @pytest.mark.parametrize("capability", ["[N/A]", "N/A", "[Not Supported]", ""])
 def test_parse_nvidia_smi_reads_a_capability_without_digits_as_unknown(capability: str) -> None:
-    assert hostinfo.parse_nvidia_smi(f"Some GPU, {capability}\n") == (
+    assert hostinfo.parse_nvidia_smi(f"Some GPU, {capability}, 580.65.06\n") == (
         HostGpu(name="Some GPU", capability=None),
     )
 
@@ -255,7 +289,9 @@ def test_a_flood_from_nvidia_smi_is_no_gpu_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script = tmp_path / "nvidia-smi"
-    script.write_text(f"#!{sys.executable}\nimport sys\nsys.stdout.write('H100, 9.0\\n' * 10**6)\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.stdout.write('H100, 9.0, 580.65.06\\n' * 10**6)\n"
+    )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     reading = hostinfo.read_gpus()

@@ -63,16 +63,26 @@ def _listing(cuobjdump: str, option: str, library: Path, env: Mapping[str, str])
     return archs
 
 
+def _probed_libraries(facts: Mapping[str, Any]) -> tuple[str, frozenset[str]] | dict[str, Any]:
+    """The torch library folder the probe found and the names of the libraries in it; else
+    the error a binary fact reports when the probe found none."""
+    lib_dir = facts.get("torch.lib_dir")
+    names = facts.get("torch.libraries")
+    if not isinstance(lib_dir, str) or not isinstance(names, dict):
+        return {"error": "the probe reported no torch library folder to read"}
+    return lib_dir, frozenset(names)
+
+
 def sass_fact(facts: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any] | None:
     """The `sass` fact the evaluation judges: None without cuobjdump; else the SASS and PTX
     architectures of each libtorch_cuda*.so, or the error that stopped the listing."""
     cuobjdump = find_cuobjdump(env)
     if cuobjdump is None:
         return None
-    lib_dir = facts.get("torch.lib_dir")
-    names = facts.get("torch.libraries")
-    if not isinstance(lib_dir, str) or not isinstance(names, dict):
-        return {"error": "the probe reported no torch library folder to read"}
+    probed = _probed_libraries(facts)
+    if isinstance(probed, dict):
+        return probed
+    lib_dir, names = probed
     libraries: dict[str, dict[str, list[str]]] = {}
     try:
         for name in sorted(n for n in names if n.startswith("libtorch_cuda")):
@@ -106,10 +116,10 @@ def isa_fact(
     tools = binutils(env)
     if tools is None:
         return None
-    lib_dir = facts.get("torch.lib_dir")
-    names = facts.get("torch.libraries")
-    if not isinstance(lib_dir, str) or not isinstance(names, dict):
-        return {"error": "the probe reported no torch library folder to read"}
+    probed = _probed_libraries(facts)
+    if isinstance(probed, dict):
+        return probed
+    lib_dir, names = probed
     if "libtorch_cpu.so" not in names or expect.isa is None:
         return {"error": f"no libtorch_cpu.so in {lib_dir}"}
     target = isa.Target(isa=expect.isa, platform=expect.platform, cpuinfo=expect.cpuinfo)
