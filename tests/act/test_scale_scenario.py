@@ -22,7 +22,6 @@ action (act limit 10 in test_scenarios.py's docstring).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sys
@@ -103,28 +102,6 @@ jobs:
               "$GITHUB_API_URL/repos/$GITHUB_REPOSITORY/statuses/$GITHUB_SHA"
           fi
 """
-
-
-@pytest.fixture
-def quick_node_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """act starts every job, each matrix leg too, by asking `node --no-warnings -e
-    console.log(process.execPath)` where node is (act 0.2.89, pkg/runner/run_context.go,
-    InitializeNodeTool and GetNodeToolFullPath; in host mode on the host's PATH). With
-    1,024 legs on two cores those node starts were a third of the run. A wrapper first on
-    act's PATH answers that one question with the real node's path, which act then uses for
-    any JavaScript action, and hands every other call to the real node."""
-    node = shutil.which("node")
-    if node is None:
-        return  # act falls back to "node" and nothing starts
-    wrapper = tmp_path / "node-probe" / "node"
-    wrapper.parent.mkdir()
-    probe = "--no-warnings -e console.log(process.execPath)"
-    wrapper.write_text(
-        f'#!/bin/sh\nif [ "$*" = "{probe}" ]; then echo "{node}"; exit 0; fi\nexec "{node}" "$@"\n',
-        encoding="utf-8",
-    )
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
 
 
 @pytest.fixture
@@ -228,7 +205,7 @@ def green_statuses(s: Scenario, commit: str) -> dict[str, str]:
     return found
 
 
-@pytest.mark.usefixtures("quick_node_probe", "long_act_runs")
+@pytest.mark.usefixtures("long_act_runs")
 def test_about_1100_stacks_converge_over_three_pushes(tmp_path: Path) -> None:
     s = Scenario(tmp_path)
     base = s.head()
