@@ -27,22 +27,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_tools.base import digits, ghevent, ghoutput
+from ci_tools.base import ghevent, ghoutput
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common, _planning
+from ci_tools.commands import _common, _green, _planning
 from ci_tools.plan import kinds, statuses
 
 if TYPE_CHECKING:
     from ci_tools.plan.matrix import Entry
 
 POLICY = RetryPolicy(attempts=3, total_seconds=60.0, initial_seconds=2.0, max_seconds=20.0)
-_COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     env = os.environ
     kind = _check_arguments(args)
-    commit = _commit(args.commit, env)
+    commit = _green.commit(args.commit, env)
     read_only = ghevent.read_only_reason(env)
     if read_only is not None:
         ghoutput.notice(
@@ -97,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
     settings = github_api.settings_from_env(env)
     api = github_api.connect_lazy(settings, POLICY, lambda line: ghoutput.notice(line, env))
     refused = statuses.mark_green(
-        api, commit=commit, stack=args.stack, fingerprint=args.fingerprint, target_url=_url(env)
+        api,
+        commit=commit,
+        stack=args.stack,
+        fingerprint=args.fingerprint,
+        target_url=_green.run_url(env),
     )
     if refused is not None:
         ghoutput.notice(f"mark-green: {settings.redact(refused)}", env)
@@ -110,19 +112,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _require_proof(folder: Path, packages: Sequence[str], scope: str) -> None:
-    """FailedError (exit 1) unless `folder` holds a record of each of the stack's packages
-    that proves it as the publish policy asks, the fleet being able to do `scope` for the
-    stack (its route from runners.yaml now, not one a record names)."""
-    from ci_tools.build import policy, results
-
-    found = {record.variant: record for record in results.load_dir(folder)}
-    unproven = []
-    for name in packages:
-        verdict = policy.judge(found.get(name), scope)
-        if not verdict.allowed:
-            unproven.append(f"{name} ({verdict.why})")
-    if unproven:
-        raise FailedError("not marked green: " + "; ".join(unproven))
+    """FailedError (exit 1) unless `folder`'s records prove each of the stack's packages."""
+    missing = _green.unproven(folder, packages, scope)
+    if missing:
+        raise FailedError("not marked green: " + "; ".join(missing))
 
 
 def _check_arguments(args: argparse.Namespace) -> kinds.FingerprintKind:
@@ -135,18 +128,6 @@ def _check_arguments(args: argparse.Namespace) -> kinds.FingerprintKind:
     kind = kinds.kind_of(args.fingerprint)
     assert kind is not None  # checked above
     return kind
-
-
-def _commit(given: str | None, env: Mapping[str, str]) -> str:
-    commit = (given or ghevent.pull_request_head(env) or env.get("GITHUB_SHA", "")).strip()
-    if not _COMMIT.fullmatch(commit):
-        raise InputError(
-            f'--commit "{commit}" is not a full commit id (40 hex digits): pass the commit to '
-            "record it on, or run where GITHUB_SHA is set"
-            if commit
-            else "no commit: pass --commit SHA, or run where GITHUB_SHA is set"
-        )
-    return commit
 
 
 def _check_current(
@@ -170,17 +151,3 @@ def _check_current(
             "plan job's, gives another fingerprint"
         )
     return entry
-
-
-def _url(env: Mapping[str, str]) -> str | None:
-    """The workflow run that proved it green, for the status's link."""
-    server = env.get("GITHUB_SERVER_URL", "").rstrip("/")
-    repository = env.get("GITHUB_REPOSITORY", "")
-    run_id = env.get("GITHUB_RUN_ID", "")
-    if (
-        server.startswith("https://")
-        and repository
-        and digits.whole(run_id, max_digits=20) is not None
-    ):
-        return f"{server}/{repository}/actions/runs/{run_id}"
-    return None
