@@ -299,11 +299,13 @@ def mark_green(
     api: Api, *, commit: str, stack: str, fingerprint: str, target_url: str | None
 ) -> str | None:
     """Record `fingerprint` of `stack` as green on `commit` (one request, and its bounded
-    retries). None when recorded; else why GitHub did not take it, for a notice: a green
+    retries). None when recorded; else why GitHub did not take it (a refusal, a failure, no
+    answer within the Api's deadline, an answer not of GitHub's shape), for a notice: a green
     that is not recorded costs a later rebuild, never a failed leg."""
     from github import GithubException
     from requests import RequestException
 
+    from ci_tools.base.errors import FailedError
     from ci_tools.base.github_api import translate
     from ci_tools.base.github_transient import is_transient
 
@@ -317,6 +319,8 @@ def mark_green(
                 "success", description=description(fingerprint), context=context(stack), **kwargs
             ),
         )
+    except FailedError as exc:
+        return f"{exc}; not recorded, so the next plan builds it again"
     except (GithubException, RequestException) as exc:
         if isinstance(exc, GithubException) and exc.status == 403 and not is_transient(exc):
             # The generic message names `contents: write`; statuses need their own permission.

@@ -324,3 +324,27 @@ def test_a_stack_without_a_record_of_each_package_is_never_marked(
     code, said = mark(capsys, GPU_STACK, head[GPU_STACK], "--results", str(folder), "--commit", sha)
     assert code == 1
     assert f"{DEP} (no result record)" in said
+
+
+def test_no_answer_within_the_budget_is_a_notice_not_a_failure(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 19 item 6: GitHub too slow to answer within the minute mark-green allows is a
+    green not recorded (a later rebuild), never a failed leg."""
+    import dataclasses
+    import itertools
+
+    from ci_tools.commands import mark_green as command
+
+    planned, _ = plan(capsys)
+    ticks = itertools.count(step=100.0)  # each reading of the clock: 100 s later
+    late = dataclasses.replace(command.POLICY, clock=lambda: float(next(ticks)))
+    monkeypatch.setattr(command, "POLICY", late)
+    head = git(repo, "rev-parse", "HEAD")
+    code, said = mark(capsys, CPU_STACK, planned[CPU_STACK], "--commit", head)
+    assert code == 0, said
+    assert "no answer within the 60 s budget for GitHub" in said and "not recorded" in said
+    assert github.statuses(head) == []
