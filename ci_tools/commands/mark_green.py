@@ -1,7 +1,7 @@
 """`ci-tools mark-green`: record a stack's input fingerprint as green (`plan.statuses`).
 
-The test leg runs it after the stack's tests pass, in its checkout, with the matrix entry's
-`name`, `fingerprint` and (optionally) `packages`, and the stack's records:
+One stack, in a checkout of the built commit, with the matrix entry's `name`, `fingerprint`
+and (optionally) `packages`, and the stack's records:
 
     ci-tools mark-green --stack NAME --fingerprint KIND-HEX --results DIR [--branch B] [PACKAGE ...]
 
@@ -21,6 +21,11 @@ it writes nothing and says so; where GitHub refuses or fails, too: exit 0 with a
 a green not recorded costs a later rebuild and must not fail a leg that built and tested.
 One request, retried within `POLICY`'s bounds (under a minute), and never past a rate
 limit's reset: a leg does not wait an hour for GITHUB_TOKEN's 1,000 requests an hour.
+
+The shard form marks each entry of a shard that its records prove, in one process
+(`_green_shard`); what it cannot mark is a notice, never a failure:
+
+    ci-tools mark-green --shard FILE --results-root DIR [--commit SHA]
 """
 
 from __future__ import annotations
@@ -45,10 +50,9 @@ POLICY = RetryPolicy(attempts=3, total_seconds=60.0, initial_seconds=2.0, max_se
 
 def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
-    parser.add_argument("--stack", required=True, metavar="NAME", help="the matrix entry's name")
+    parser.add_argument("--stack", metavar="NAME", help="the matrix entry's name")
     parser.add_argument(
         "--fingerprint",
-        required=True,
         metavar="KIND-HEX",
         help="the matrix entry's fingerprint; checked against the entry's current one",
     )
@@ -61,9 +65,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results",
         type=Path,
-        required=True,
         metavar="DIR",
         help="the stack's result records: each must prove its variant (the publish policy)",
+    )
+    parser.add_argument(
+        "--shard",
+        type=Path,
+        metavar="FILE",
+        help='instead of --stack: mark each entry of this matrix shard ({"include": [...]}, '
+        "as `ci-tools matrix` writes it) that its records prove; the others get a notice",
+    )
+    parser.add_argument(
+        "--results-root",
+        type=Path,
+        metavar="DIR",
+        help="with --shard: the records of each entry in DIR/results-<entry name>/ (the "
+        "run's results-* artifacts, downloaded one folder each)",
     )
     parser.add_argument(
         "--commit",
@@ -78,6 +95,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     env = os.environ
+    _check_form(args)
+    if args.shard is not None:
+        from ci_tools.commands import _green_shard
+
+        return _green_shard.run(args, env)
     kind = _check_arguments(args)
     commit = _green.commit(args.commit, env)
     read_only = ghevent.read_only_reason(env)
@@ -116,6 +138,31 @@ def _require_proof(folder: Path, packages: Sequence[str], scope: str) -> None:
     missing = _green.unproven(folder, packages, scope)
     if missing:
         raise FailedError("not marked green: " + "; ".join(missing))
+
+
+def _check_form(args: argparse.Namespace) -> None:
+    """One stack (--stack, --fingerprint, --results) or one shard (--shard, --results-root)."""
+    one = {"--stack": args.stack, "--fingerprint": args.fingerprint, "--results": args.results}
+    if args.shard is not None:
+        given = [name for name, value in one.items() if value is not None]
+        if args.packages:
+            given.append("PACKAGE")
+        if given:
+            raise InputError(
+                f"--shard marks the shard's entries: leave out {', '.join(given)} (they are "
+                "the one-stack form's)"
+            )
+        if args.results_root is None:
+            raise InputError("--shard needs --results-root DIR, the folder of its records")
+        return
+    if args.results_root is not None:
+        raise InputError("--results-root goes with --shard FILE")
+    missing = [name for name, value in one.items() if value is None]
+    if missing:
+        raise InputError(
+            f"mark-green needs {', '.join(missing)}: --stack NAME --fingerprint KIND-HEX "
+            "--results DIR marks one stack; --shard FILE --results-root DIR marks a shard"
+        )
 
 
 def _check_arguments(args: argparse.Namespace) -> kinds.FingerprintKind:
