@@ -18,9 +18,10 @@ payload: GitHub's merge commit, which the run checks out, is reached by no later
 GITHUB_SHA. Needs GITHUB_TOKEN (or GH_TOKEN) with `statuses: write` and GITHUB_REPOSITORY;
 honours GITHUB_API_URL. Where the token is read-only (a fork's or Dependabot's pull request)
 it writes nothing and says so; where GitHub refuses or fails, too: exit 0 with a notice, since
-a green not recorded costs a later rebuild and must not fail a leg that built and tested.
+a green not recorded costs a later rebuild and must not fail a job whose stack built and
+passed.
 One request, retried within `POLICY`'s bounds (under a minute), and never past a rate
-limit's reset: a leg does not wait an hour for GITHUB_TOKEN's 1,000 requests an hour.
+limit's reset: nothing waits an hour for GITHUB_TOKEN's 1,000 requests an hour.
 
 The shard form marks each entry of a shard that its records prove, in one process
 (`_green_shard`); what it cannot mark is a notice, never a failure:

@@ -1,9 +1,9 @@
-"""One matrix entry's current input fingerprint, computed again where it was built.
+"""Matrix entries' current input fingerprints, computed again at the built commit.
 
 `mark-green` records only what it can vouch for: the entry must be one the matrix makes for
-this branch (its name, and its members where the leg names them), and the fingerprint the
-leg was handed must be the one the checked-out commit has now, of the same kind. A stale
-matrix, a typo or a forged value is refused before anything is written.
+this branch (its name, and its members where they are named), and the fingerprint it was
+handed must be the one the checked-out commit has now, of the same kind. A stale matrix, a
+typo or a forged value is refused before anything is written.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Green fingerprints as GitHub commit statuses: rebuild until green.
 
-After a stack's build and tests pass, the build leg records its input fingerprint
+When a stack's records prove it, build-stack's mark-green job records its input fingerprint
 (`ci-tools mark-green`): a commit status, state `success`, context `ci-tools/<stack>`,
 description `inputs <fingerprint>` (the fingerprint names its kind: `kinds`). On a push it is
 recorded on the pushed commit; on a pull request on the pull request's head commit (the

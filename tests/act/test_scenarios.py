@@ -486,7 +486,7 @@ def test_a_stack_that_passes_is_marked_green_and_the_next_push_skips_it(
     assert record["test"]["status"] == "passed", record["test"]
     assert run.result("build-0") == "success"
     assert run.result("gate") == "success"
-    # mark-green ran in the leg and left the stack's fingerprint on the built commit.
+    # The shard's mark-green job left the stack's fingerprint on the built commit.
     (status,) = [st for st in s.github.statuses(after) if st["context"] == statuses.context(stack)]
     assert status["state"] == "success"
     assert status["description"] == statuses.description(planned["include"][0]["fingerprint"])
