@@ -579,6 +579,10 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         # The release was made with what passed; the job is red because a planned build failed.
         assert first.result("release") == "failure"
         assert "failed: " + avx2 in first.text()
+        # A release that is no dry run marks what it proved green at the planned commit
+        # (build-stack's mark-green job, which the release passes `mark-green: true`).
+        greens = {st["context"] for st in github.statuses(commit) if st["state"] == "success"}
+        assert greens == {statuses.context(host.stack("avx"))}, github.state.statuses
 
         # The second dispatch: the failure is gone; FloxHub already has avx.
         s.artifacts.rename(tmp_path / "artifacts-run-1")
