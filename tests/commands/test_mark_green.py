@@ -53,6 +53,36 @@ def _pull_request_event(head: str, head_repo: str = "acme/torch-builds") -> dict
     }
 
 
+def _pull_request_checkout(repo: Path, change: str) -> tuple[str, str]:
+    """A pull request changing the CPU recipe (`X=1` -> `change`), checked out as a pull
+    request's run checks it out: GitHub's merge commit, detached. Its head and that merge."""
+    git(repo, "checkout", "-q", "-b", "fix")
+    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", change))
+    head = commit_all(repo, "fix")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
+    merge = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "--detach")
+    return head, merge
+
+
+def _step_env(tmp_path: Path, github: GitHubDouble, head: str, merge: str) -> dict[str, str]:
+    """The environment GitHub gives a step of that pull request's run."""
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(_pull_request_event(head)), encoding="utf-8")
+    return {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_SHA": merge,
+        "GITHUB_BASE_REF": "main",
+        "GITHUB_REPOSITORY": "acme/torch-builds",
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": "ghs_step",
+        "GITHUB_ACTOR": "maintainer",
+    }
+
+
 def test_records_on_the_pull_requests_head_not_the_merge_commit(
     repo: Path,
     github: GitHubDouble,
@@ -245,13 +275,7 @@ def test_the_build_legs_call_as_the_workflow_makes_it(
     """The step as phase 2's workflow runs it on a pull request: a separate process, the
     environment GitHub gives a step (event payload, GITHUB_SHA of the merge commit, the
     entry's fields through env), no --commit: the green lands on the pull request's head."""
-    git(repo, "checkout", "-q", "-b", "fix")
-    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", "Y=6"))
-    head = commit_all(repo, "fix")
-    git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
-    merge = git(repo, "rev-parse", "HEAD")
-    git(repo, "checkout", "-q", "--detach")
+    head, merge = _pull_request_checkout(repo, "Y=6")
     entry = next(
         e
         for e in json.loads(
@@ -259,19 +283,7 @@ def test_the_build_legs_call_as_the_workflow_makes_it(
         )["include"]
         if e["name"] == CPU_STACK
     )
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps(_pull_request_event(head)), encoding="utf-8")
-    step_env = {
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": str(event),
-        "GITHUB_SHA": merge,
-        "GITHUB_BASE_REF": "main",
-        "GITHUB_REPOSITORY": "acme/torch-builds",
-        "GITHUB_API_URL": github.url,
-        "GITHUB_TOKEN": "ghs_step",
-        "GITHUB_ACTOR": "maintainer",
-    }
+    step_env = _step_env(tmp_path, github, head, merge)
     done = run_cli(
         "mark-green",
         "--stack",
@@ -545,29 +557,12 @@ def test_the_shard_step_as_the_workflow_runs_it(
 ) -> None:
     """As build-stack's mark-green job runs it on a pull request: a separate process, the
     event payload, the merge commit checked out, no --commit: greens land on the head."""
-    git(repo, "checkout", "-q", "-b", "fix")
-    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", "Y=7"))
-    head = commit_all(repo, "fix")
-    git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
-    merge = git(repo, "rev-parse", "HEAD")
-    git(repo, "checkout", "-q", "--detach")
+    head, merge = _pull_request_checkout(repo, "Y=7")
     shard = tmp_path / "shard.json"
     shard.write_text(run_cli("matrix", "--branch", "main", "--fingerprints", cwd=repo).stdout)
     root = tmp_path / "results"
     proven(root / f"results-{CPU_STACK}", (CPU,))  # the GPU stack's legs left nothing
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps(_pull_request_event(head)), encoding="utf-8")
-    step_env = {
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": str(event),
-        "GITHUB_SHA": merge,
-        "GITHUB_REPOSITORY": "acme/torch-builds",
-        "GITHUB_API_URL": github.url,
-        "GITHUB_TOKEN": "ghs_step",
-        "GITHUB_ACTOR": "maintainer",
-    }
+    step_env = _step_env(tmp_path, github, head, merge)
     args = ("mark-green", "--shard", str(shard), "--results-root", str(root))
     done = run_cli(*args, cwd=repo, env=step_env)
     assert done.returncode == 0, done.stderr
