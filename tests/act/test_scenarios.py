@@ -346,10 +346,14 @@ def test_release_dispatch_builds_once_then_tests_and_publishes_then_one_release(
 ) -> None:
     run, commit, github = released.run, released.commit, released.github
     assert run.step_output("plan", "commit", "commit") == commit, run.text()
-    legs = [leg for leg in run.legs if leg["top"] == "build-0"]
+    legs = [leg for leg in run.legs if leg["top"] == "build-0" and leg["matrix"]]
     # The stack's build leg and its test leg (issue 18), one of each.
     assert [leg["matrix"].get("name") for leg in legs] == [RELEASE_STACK] * 2
     assert len({leg["job"] for leg in legs}) == 2
+    # Then the shard's one mark-green job, on GitHub's runner: the stack's tests failed, so
+    # it marked nothing.
+    assert len([leg for leg in run.legs if leg["top"] == "build-0"]) == 3
+    assert github.statuses(commit) == []
     calls = [c for c in released.flox_calls if c["argv"][:1] in (["build"], ["publish"])]
     assert {c["head"] for c in calls} == {commit}
     # Each package built once, by the build leg: the test leg built nothing.
