@@ -20,6 +20,7 @@ import pytest
 from ci_tools import cli
 from ci_tools.build import results
 from ci_tools.build.results import BuildOutcome, Check, ResultRecord, Status, test_status
+from ci_tools.commands import _green_shard
 from ci_tools.commands import mark_green as mark_green_command
 from ci_tools.plan import schedule
 from tests.doubles.github.server import GitHubDouble
@@ -68,14 +69,18 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+# What the `github` fixture's retry policies slept, in seconds (they never sleep for real).
+WAITS: list[float] = []
+
+
 @pytest.fixture
 def github(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHubDouble]:
     """The double, knowing the repository's commits; retries wait through a list."""
-    waits: list[float] = []
-    for module in (schedule, mark_green_command):
+    for module in (schedule, mark_green_command, _green_shard):
         monkeypatch.setattr(
-            module, "POLICY", dataclasses.replace(module.POLICY, sleep=waits.append)
+            module, "POLICY", dataclasses.replace(module.POLICY, sleep=WAITS.append)
         )
+    WAITS.clear()
     with GitHubDouble(repository=OWNER_REPO, lifetime=300) as double:
         double.know_commits(lambda sha: _has_commit(repo, sha))
         monkeypatch.setenv("GITHUB_API_URL", double.url)

@@ -9,14 +9,12 @@ look like a variant nobody asked for.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ci_tools.base import bounded, markup
+from ci_tools.base import markup, matrix_file
 from ci_tools.base.errors import InputError
 from ci_tools.build import coverage, policy, results
 from ci_tools.build.results import CacheStatus, PublishStatus, ResultRecord, Status
@@ -78,25 +76,24 @@ class Planned:
     branch: str | None = None
 
 
-_PLANNED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-# A plan is a matrix of at most a few thousand entries: a few hundred kilobytes.
-MAX_PLANNED_BYTES = 8 << 20
+_PLANNED_NAME = matrix_file.VARIANT_NAME
+MAX_PLANNED_BYTES = matrix_file.MAX_BYTES
 
 
 def load_planned(path: Path) -> list[Planned]:
     """`--planned FILE`: read (a regular file, bounded in size) and parsed."""
-    try:
-        text = bounded.read_text(path, MAX_PLANNED_BYTES)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--planned {path}: cannot read it: {exc}") from None
-    return parse_planned(text, str(path))
+    return parse_planned(matrix_file.read_text(path, "--planned"), str(path))
 
 
 def parse_planned(text: str, source: str) -> list[Planned]:
     """The plan: the JSON `ci-tools matrix` prints ({"include": [{"branch", "packages"}]}),
     or one variant name a line (`#` starts a comment). InputError names source:line."""
     if text.lstrip().startswith("{"):
-        return _planned_from_matrix(text, source)
+        return [
+            Planned(variant=name, branch=entry.branch)
+            for entry in matrix_file.parse(text, source)
+            for name in entry.packages
+        ]
     planned = []
     for number, line in enumerate(text.splitlines(), start=1):
         name = line.split("#", 1)[0].strip()
@@ -105,31 +102,6 @@ def parse_planned(text: str, source: str) -> list[Planned]:
         if not _PLANNED_NAME.fullmatch(name):
             raise InputError(f"{source}:{number}: {name!r} is not a variant name")
         planned.append(Planned(variant=name))
-    return planned
-
-
-def _planned_from_matrix(text: str, source: str) -> list[Planned]:
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"{source}: not a matrix as `ci-tools matrix` prints it: {exc}") from None
-    entries = data.get("include") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        raise InputError(f'{source}: a matrix needs an "include" list of entries')
-    planned = []
-    for index, entry in enumerate(entries):
-        where = f"{source}: include[{index}]"
-        if not isinstance(entry, dict):
-            raise InputError(f"{where}: must be an object")
-        branch, packages = entry.get("branch"), entry.get("packages")
-        if not isinstance(branch, str) or not branch:
-            raise InputError(f"{where}.branch: must be a branch name, not {branch!r}")
-        if not isinstance(packages, list) or not packages:
-            raise InputError(f"{where}.packages: must be a list of variant names")
-        for name in packages:
-            if not isinstance(name, str) or not _PLANNED_NAME.fullmatch(name):
-                raise InputError(f"{where}.packages: {name!r} is not a variant name")
-            planned.append(Planned(variant=name, branch=branch))
     return planned
 
 

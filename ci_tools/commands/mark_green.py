@@ -1,7 +1,7 @@
 """`ci-tools mark-green`: record a stack's input fingerprint as green (`plan.statuses`).
 
-The test leg runs it after the stack's tests pass, in its checkout, with the matrix entry's
-`name`, `fingerprint` and (optionally) `packages`, and the stack's records:
+One stack, in a checkout of the built commit, with the matrix entry's `name`, `fingerprint`
+and (optionally) `packages`, and the stack's records:
 
     ci-tools mark-green --stack NAME --fingerprint KIND-HEX --results DIR [--branch B] [PACKAGE ...]
 
@@ -18,39 +18,42 @@ payload: GitHub's merge commit, which the run checks out, is reached by no later
 GITHUB_SHA. Needs GITHUB_TOKEN (or GH_TOKEN) with `statuses: write` and GITHUB_REPOSITORY;
 honours GITHUB_API_URL. Where the token is read-only (a fork's or Dependabot's pull request)
 it writes nothing and says so; where GitHub refuses or fails, too: exit 0 with a notice, since
-a green not recorded costs a later rebuild and must not fail a leg that built and tested.
+a green not recorded costs a later rebuild and must not fail a job whose stack built and
+passed.
 One request, retried within `POLICY`'s bounds (under a minute), and never past a rate
-limit's reset: a leg does not wait an hour for GITHUB_TOKEN's 1,000 requests an hour.
+limit's reset: nothing waits an hour for GITHUB_TOKEN's 1,000 requests an hour.
+
+The shard form marks each entry of a shard that its records prove, in one process
+(`_green_shard`); what it cannot mark is a notice, never a failure:
+
+    ci-tools mark-green --shard FILE --results-root DIR [--commit SHA]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ci_tools.base import digits, ghevent, ghoutput
+from ci_tools.base import ghevent, ghoutput
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common, _planning
+from ci_tools.commands import _common, _green, _planning
 from ci_tools.plan import kinds, statuses
 
 if TYPE_CHECKING:
     from ci_tools.plan.matrix import Entry
 
 POLICY = RetryPolicy(attempts=3, total_seconds=60.0, initial_seconds=2.0, max_seconds=20.0)
-_COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     _common.add_catalog_option(parser)
-    parser.add_argument("--stack", required=True, metavar="NAME", help="the matrix entry's name")
+    parser.add_argument("--stack", metavar="NAME", help="the matrix entry's name")
     parser.add_argument(
         "--fingerprint",
-        required=True,
         metavar="KIND-HEX",
         help="the matrix entry's fingerprint; checked against the entry's current one",
     )
@@ -63,9 +66,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results",
         type=Path,
-        required=True,
         metavar="DIR",
         help="the stack's result records: each must prove its variant (the publish policy)",
+    )
+    parser.add_argument(
+        "--shard",
+        type=Path,
+        metavar="FILE",
+        help='instead of --stack: mark each entry of this matrix shard ({"include": [...]}, '
+        "as `ci-tools matrix` writes it) that its records prove; the others get a notice",
+    )
+    parser.add_argument(
+        "--results-root",
+        type=Path,
+        metavar="DIR",
+        help="with --shard: the records of each entry in DIR/results-<entry name>/ (the "
+        "run's results-* artifacts, downloaded one folder each)",
     )
     parser.add_argument(
         "--commit",
@@ -80,8 +96,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     env = os.environ
+    _check_form(args)
+    if args.shard is not None:
+        from ci_tools.commands import _green_shard
+
+        return _green_shard.run(args, env)
     kind = _check_arguments(args)
-    commit = _commit(args.commit, env)
+    commit = _green.commit(args.commit, env)
     read_only = ghevent.read_only_reason(env)
     if read_only is not None:
         ghoutput.notice(
@@ -97,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
     settings = github_api.settings_from_env(env)
     api = github_api.connect_lazy(settings, POLICY, lambda line: ghoutput.notice(line, env))
     refused = statuses.mark_green(
-        api, commit=commit, stack=args.stack, fingerprint=args.fingerprint, target_url=_url(env)
+        api,
+        commit=commit,
+        stack=args.stack,
+        fingerprint=args.fingerprint,
+        target_url=_green.run_url(env),
     )
     if refused is not None:
         ghoutput.notice(f"mark-green: {settings.redact(refused)}", env)
@@ -110,19 +135,35 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _require_proof(folder: Path, packages: Sequence[str], scope: str) -> None:
-    """FailedError (exit 1) unless `folder` holds a record of each of the stack's packages
-    that proves it as the publish policy asks, the fleet being able to do `scope` for the
-    stack (its route from runners.yaml now, not one a record names)."""
-    from ci_tools.build import policy, results
+    """FailedError (exit 1) unless `folder`'s records prove each of the stack's packages."""
+    missing = _green.unproven(folder, packages, scope)
+    if missing:
+        raise FailedError("not marked green: " + "; ".join(missing))
 
-    found = {record.variant: record for record in results.load_dir(folder)}
-    unproven = []
-    for name in packages:
-        verdict = policy.judge(found.get(name), scope)
-        if not verdict.allowed:
-            unproven.append(f"{name} ({verdict.why})")
-    if unproven:
-        raise FailedError("not marked green: " + "; ".join(unproven))
+
+def _check_form(args: argparse.Namespace) -> None:
+    """One stack (--stack, --fingerprint, --results) or one shard (--shard, --results-root)."""
+    one = {"--stack": args.stack, "--fingerprint": args.fingerprint, "--results": args.results}
+    if args.shard is not None:
+        given = [name for name, value in one.items() if value is not None]
+        if args.packages:
+            given.append("PACKAGE")
+        if given:
+            raise InputError(
+                f"--shard marks the shard's entries: leave out {', '.join(given)} (they are "
+                "the one-stack form's)"
+            )
+        if args.results_root is None:
+            raise InputError("--shard needs --results-root DIR, the folder of its records")
+        return
+    if args.results_root is not None:
+        raise InputError("--results-root goes with --shard FILE")
+    missing = [name for name, value in one.items() if value is None]
+    if missing:
+        raise InputError(
+            f"mark-green needs {', '.join(missing)}: --stack NAME --fingerprint KIND-HEX "
+            "--results DIR marks one stack; --shard FILE --results-root DIR marks a shard"
+        )
 
 
 def _check_arguments(args: argparse.Namespace) -> kinds.FingerprintKind:
@@ -135,18 +176,6 @@ def _check_arguments(args: argparse.Namespace) -> kinds.FingerprintKind:
     kind = kinds.kind_of(args.fingerprint)
     assert kind is not None  # checked above
     return kind
-
-
-def _commit(given: str | None, env: Mapping[str, str]) -> str:
-    commit = (given or ghevent.pull_request_head(env) or env.get("GITHUB_SHA", "")).strip()
-    if not _COMMIT.fullmatch(commit):
-        raise InputError(
-            f'--commit "{commit}" is not a full commit id (40 hex digits): pass the commit to '
-            "record it on, or run where GITHUB_SHA is set"
-            if commit
-            else "no commit: pass --commit SHA, or run where GITHUB_SHA is set"
-        )
-    return commit
 
 
 def _check_current(
@@ -170,17 +199,3 @@ def _check_current(
             "plan job's, gives another fingerprint"
         )
     return entry
-
-
-def _url(env: Mapping[str, str]) -> str | None:
-    """The workflow run that proved it green, for the status's link."""
-    server = env.get("GITHUB_SERVER_URL", "").rstrip("/")
-    repository = env.get("GITHUB_REPOSITORY", "")
-    run_id = env.get("GITHUB_RUN_ID", "")
-    if (
-        server.startswith("https://")
-        and repository
-        and digits.whole(run_id, max_digits=20) is not None
-    ):
-        return f"{server}/{repository}/actions/runs/{run_id}"
-    return None

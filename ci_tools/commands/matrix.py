@@ -276,7 +276,8 @@ def _fit(entries: list[Entry], args: argparse.Namespace, env: Mapping[str, str])
         ghoutput.notice(
             f"{len(waiting)} of {len(entries)} stacks wait for the next run: one run takes at "
             f"most {args.max_shards} matrices of {matrix.SHARD_SIZE} entries within GitHub's "
-            f"1 MB of job outputs; {later}. Waiting: {shown}",
+            f"1 MB of job outputs, each within what one environment variable holds "
+            f"({matrix.SHARD_TEXT_BUDGET} bytes); {later}. Waiting: {shown}",
             env,
         )
     return entries[:kept]

@@ -1,9 +1,9 @@
-"""One matrix entry's current input fingerprint, computed again where it was built.
+"""Matrix entries' current input fingerprints, computed again at the built commit.
 
 `mark-green` records only what it can vouch for: the entry must be one the matrix makes for
-this branch (its name, and its members where the leg names them), and the fingerprint the
-leg was handed must be the one the checked-out commit has now, of the same kind. A stale
-matrix, a typo or a forged value is refused before anything is written.
+this branch (its name, and its members where they are named), and the fingerprint it was
+handed must be the one the checked-out commit has now, of the same kind. A stale matrix, a
+typo or a forged value is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -52,12 +52,40 @@ def find_entry(source: Source, inventory: Inventory, stack: str, members: Sequen
     )
 
 
+class EntryFinder:
+    """`find_entry` for many entries: the branch's whole matrix is planned once (both
+    groupings); an entry made of fewer packages (a selection's) is looked for on its own."""
+
+    def __init__(self, source: Source, inventory: Inventory) -> None:
+        self.source = source
+        self.inventory = inventory
+        self.planned: dict[tuple[str, tuple[str, ...]], Entry] = {}
+        for group in (Group.STACK, Group.NONE):
+            for entry in matrix.plan(
+                source.targets, Selection(), inventory, branch=source.branch, group=group
+            ):
+                self.planned.setdefault((entry.name, tuple(entry.packages)), entry)
+
+    def find(self, stack: str, members: Sequence[str]) -> Entry:
+        found = self.planned.get((stack, tuple(members)))
+        if found is not None:
+            return found
+        return find_entry(self.source, self.inventory, stack, members)
+
+
 def current_fingerprint(
     checkout: Checkout, source: Source, entry: Entry, kind: FingerprintKind
 ) -> str:
     """The fingerprint of `entry` at HEAD, of `kind`."""
+    return current_fingerprints(checkout, source, [entry], kind)[entry.name]
+
+
+def current_fingerprints(
+    checkout: Checkout, source: Source, entries: Sequence[Entry], kind: FingerprintKind
+) -> dict[str, str]:
+    """Entry name -> its fingerprint at HEAD, of `kind`: one pass over the tree for all."""
     from ci_tools.plan.schedule import reader_for
 
     fingerprinter = Fingerprinter(reader_for(kind))
-    done = fingerprinter.stacks(checkout.head, {entry.name: entry.packages}, source.head_facts())
-    return done.by_stack[entry.name]
+    stacks = {entry.name: entry.packages for entry in entries}
+    return dict(fingerprinter.stacks(checkout.head, stacks, source.head_facts()).by_stack)

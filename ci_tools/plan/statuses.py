@@ -1,6 +1,6 @@
 """Green fingerprints as GitHub commit statuses: rebuild until green.
 
-After a stack's build and tests pass, the build leg records its input fingerprint
+When a stack's records prove it, build-stack's mark-green job records its input fingerprint
 (`ci-tools mark-green`): a commit status, state `success`, context `ci-tools/<stack>`,
 description `inputs <fingerprint>` (the fingerprint names its kind: `kinds`). On a push it is
 recorded on the pushed commit; on a pull request on the pull request's head commit (the
@@ -299,11 +299,13 @@ def mark_green(
     api: Api, *, commit: str, stack: str, fingerprint: str, target_url: str | None
 ) -> str | None:
     """Record `fingerprint` of `stack` as green on `commit` (one request, and its bounded
-    retries). None when recorded; else why GitHub did not take it, for a notice: a green
+    retries). None when recorded; else why GitHub did not take it (a refusal, a failure, no
+    answer within the Api's deadline, an answer not of GitHub's shape), for a notice: a green
     that is not recorded costs a later rebuild, never a failed leg."""
     from github import GithubException
     from requests import RequestException
 
+    from ci_tools.base.errors import FailedError
     from ci_tools.base.github_api import translate
     from ci_tools.base.github_transient import is_transient
 
@@ -317,6 +319,8 @@ def mark_green(
                 "success", description=description(fingerprint), context=context(stack), **kwargs
             ),
         )
+    except FailedError as exc:
+        return f"{exc}; not recorded, so the next plan builds it again"
     except (GithubException, RequestException) as exc:
         if isinstance(exc, GithubException) and exc.status == 403 and not is_transient(exc):
             # The generic message names `contents: write`; statuses need their own permission.

@@ -348,10 +348,14 @@ def test_release_dispatch_builds_once_then_tests_and_publishes_then_one_release(
 ) -> None:
     run, commit, github = released.run, released.commit, released.github
     assert run.step_output("plan", "commit", "commit") == commit, run.text()
-    legs = [leg for leg in run.legs if leg["top"] == "build-0"]
+    legs = [leg for leg in run.legs if leg["top"] == "build-0" and leg["matrix"]]
     # The stack's build leg and its test leg (issue 18), one of each.
     assert [leg["matrix"].get("name") for leg in legs] == [RELEASE_STACK] * 2
     assert len({leg["job"] for leg in legs}) == 2
+    # Then the shard's one mark-green job, on GitHub's runner: the stack's tests failed, so
+    # it marked nothing.
+    assert len([leg for leg in run.legs if leg["top"] == "build-0"]) == 3
+    assert github.statuses(commit) == []
     calls = [c for c in released.flox_calls if c["argv"][:1] in (["build"], ["publish"])]
     assert {c["head"] for c in calls} == {commit}
     # Each package built once, by the build leg: the test leg built nothing.
@@ -480,7 +484,7 @@ def test_a_stack_that_passes_is_marked_green_and_the_next_push_skips_it(
     assert record["test"]["status"] == "passed", record["test"]
     assert run.result("build-0") == "success"
     assert run.result("gate") == "success"
-    # mark-green ran in the leg and left the stack's fingerprint on the built commit.
+    # The shard's mark-green job left the stack's fingerprint on the built commit.
     (status,) = [st for st in s.github.statuses(after) if st["context"] == statuses.context(stack)]
     assert status["state"] == "success"
     assert status["description"] == statuses.description(planned["include"][0]["fingerprint"])
@@ -573,6 +577,10 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         # The release was made with what passed; the job is red because a planned build failed.
         assert first.result("release") == "failure"
         assert "failed: " + avx2 in first.text()
+        # A release that is no dry run marks what it proved green at the planned commit
+        # (build-stack's mark-green job, which the release passes `mark-green: true`).
+        greens = {st["context"] for st in github.statuses(commit) if st["state"] == "success"}
+        assert greens == {statuses.context(host.stack("avx"))}, github.state.statuses
 
         # The second dispatch: the failure is gone; FloxHub already has avx.
         s.artifacts.rename(tmp_path / "artifacts-run-1")

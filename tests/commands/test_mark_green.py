@@ -27,6 +27,7 @@ from tests.greens import (
     CPU_STACK,
     DEP,
     GPU_STACK,
+    TOKEN,
     TORCH,
     mark,
     plan,
@@ -49,6 +50,36 @@ def _pull_request_event(head: str, head_repo: str = "acme/torch-builds") -> dict
         "action": "synchronize",
         "number": 7,
         "pull_request": {"number": 7, "head": {"sha": head, "repo": {"full_name": head_repo}}},
+    }
+
+
+def _pull_request_checkout(repo: Path, change: str) -> tuple[str, str]:
+    """A pull request changing the CPU recipe (`X=1` -> `change`), checked out as a pull
+    request's run checks it out: GitHub's merge commit, detached. Its head and that merge."""
+    git(repo, "checkout", "-q", "-b", "fix")
+    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", change))
+    head = commit_all(repo, "fix")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
+    merge = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "--detach")
+    return head, merge
+
+
+def _step_env(tmp_path: Path, github: GitHubDouble, head: str, merge: str) -> dict[str, str]:
+    """The environment GitHub gives a step of that pull request's run."""
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(_pull_request_event(head)), encoding="utf-8")
+    return {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_SHA": merge,
+        "GITHUB_BASE_REF": "main",
+        "GITHUB_REPOSITORY": "acme/torch-builds",
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": "ghs_step",
+        "GITHUB_ACTOR": "maintainer",
     }
 
 
@@ -244,13 +275,7 @@ def test_the_build_legs_call_as_the_workflow_makes_it(
     """The step as phase 2's workflow runs it on a pull request: a separate process, the
     environment GitHub gives a step (event payload, GITHUB_SHA of the merge commit, the
     entry's fields through env), no --commit: the green lands on the pull request's head."""
-    git(repo, "checkout", "-q", "-b", "fix")
-    write(repo, f".flox/pkgs/{CPU}.nix", TORCH.replace("X=1", "Y=6"))
-    head = commit_all(repo, "fix")
-    git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--no-ff", "--no-edit", "fix")
-    merge = git(repo, "rev-parse", "HEAD")
-    git(repo, "checkout", "-q", "--detach")
+    head, merge = _pull_request_checkout(repo, "Y=6")
     entry = next(
         e
         for e in json.loads(
@@ -258,19 +283,7 @@ def test_the_build_legs_call_as_the_workflow_makes_it(
         )["include"]
         if e["name"] == CPU_STACK
     )
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps(_pull_request_event(head)), encoding="utf-8")
-    step_env = {
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": str(event),
-        "GITHUB_SHA": merge,
-        "GITHUB_BASE_REF": "main",
-        "GITHUB_REPOSITORY": "acme/torch-builds",
-        "GITHUB_API_URL": github.url,
-        "GITHUB_TOKEN": "ghs_step",
-        "GITHUB_ACTOR": "maintainer",
-    }
+    step_env = _step_env(tmp_path, github, head, merge)
     done = run_cli(
         "mark-green",
         "--stack",
@@ -324,3 +337,236 @@ def test_a_stack_without_a_record_of_each_package_is_never_marked(
     code, said = mark(capsys, GPU_STACK, head[GPU_STACK], "--results", str(folder), "--commit", sha)
     assert code == 1
     assert f"{DEP} (no result record)" in said
+
+
+def test_no_answer_within_the_budget_is_a_notice_not_a_failure(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 19 item 6: GitHub too slow to answer within the minute mark-green allows is a
+    green not recorded (a later rebuild), never a failed leg."""
+    import dataclasses
+    import itertools
+
+    from ci_tools.commands import mark_green as command
+
+    planned, _ = plan(capsys)
+    ticks = itertools.count(step=100.0)  # each reading of the clock: 100 s later
+    late = dataclasses.replace(command.POLICY, clock=lambda: float(next(ticks)))
+    monkeypatch.setattr(command, "POLICY", late)
+    head = git(repo, "rev-parse", "HEAD")
+    code, said = mark(capsys, CPU_STACK, planned[CPU_STACK], "--commit", head)
+    assert code == 0, said
+    assert "no answer within the 60 s budget for GitHub" in said and "not recorded" in said
+    assert github.statuses(head) == []
+
+
+# --- the shard form: one job marks every proven entry of a shard -------------------------------
+
+AVX512 = "pytorch-python313-cpu-avx512"
+AVX512_STACK = "py313-cpu-avx512"
+
+
+def _shard(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Path:
+    """The branch's matrix with fingerprints, as the plan job hands a shard to build-stack."""
+    from ci_tools import cli
+
+    assert cli.main(["matrix", "--branch", "main", "--fingerprints"]) == 0
+    path = tmp_path / "shard.json"
+    path.write_text(capsys.readouterr().out, encoding="utf-8")
+    return path
+
+
+def _mark_shard(
+    capsys: pytest.CaptureFixture[str], shard: Path, root: Path, *args: str
+) -> tuple[int, str, str]:
+    from ci_tools import cli
+
+    code = cli.main(["mark-green", "--shard", str(shard), "--results-root", str(root), *args])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and TOKEN not in out.out + out.err
+    return code, out.out, out.err
+
+
+def test_a_shard_marks_what_is_proven_and_notices_the_rest(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Issue 19 item 6 in one job: of three entries, the proven one is marked; the one whose
+    checks proved nothing and the one whose recipe moved on since the plan get a notice each,
+    and the job stays green (exit 0) with one request."""
+    write(repo, f".flox/pkgs/{AVX512}.nix", TORCH.replace("X=1", "Z=1"))
+    commit_all(repo, "an avx512 variant")
+    shard = _shard(repo, capsys, tmp_path)
+    assert {e["name"] for e in json.loads(shard.read_text())["include"]} == {
+        GPU_STACK, CPU_STACK, AVX512_STACK
+    }  # fmt: skip
+    root = tmp_path / "artifacts"
+    proven(root / f"results-{GPU_STACK}", (BASE, DEP))
+    skipped = (Check(name="cpu-mlp", status=Status.SKIPPED),)
+    proven(root / f"results-{CPU_STACK}", (CPU,), skipped)
+    proven(root / f"results-{AVX512_STACK}", (AVX512,))
+    write(repo, f".flox/pkgs/{AVX512}.nix", TORCH.replace("X=1", "Z=2"))
+    head = commit_all(repo, "the avx512 recipe moved on after the plan")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    before = len(github.state.requests)
+    code, out, err = _mark_shard(capsys, shard, root, "--commit", head)
+    assert code == 0, err
+    (status,) = github.statuses(head)
+    assert status["context"] == f"ci-tools/{GPU_STACK}"
+    notices = [line for line in err.splitlines() if line.startswith("::notice::")]
+    assert len(notices) == 2, err
+    (unproven,) = [n for n in notices if f"ci-tools/{CPU_STACK} not recorded" in n]
+    assert "not proven" in unproven and "unproven" in unproven
+    (stale,) = [n for n in notices if f"ci-tools/{AVX512_STACK} not recorded" in n]
+    assert "is not its current fingerprint" in stale
+    assert [m for m, _ in github.state.requests[before:]] == ["POST"]
+    assert "1 of the shard's 3 stacks recorded green" in out
+
+
+_ENTRY = {"name": CPU_STACK, "branch": "main", "packages": [CPU]}
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (None, "cannot read it"),
+        ("not json", "not a matrix as `ci-tools matrix` prints it"),
+        ('{"matrix": []}', 'a matrix needs an "include" list'),
+        (json.dumps({"include": [{"branch": "main", "packages": [CPU]}]}), "include[0].name"),
+        (
+            json.dumps({"include": [{**_ENTRY, "fingerprint": "xyz"}]}),
+            "include[0].fingerprint",
+        ),
+        (json.dumps({"include": [_ENTRY, _ENTRY]}), "include[1].name: py313-cpu-avx2 is in"),
+        (json.dumps({"include": [{**_ENTRY, "packages": "x"}]}), "include[0].packages"),
+        (json.dumps({"include": [{**_ENTRY, "name": "a b"}]}), "is not a stack name"),
+        (json.dumps({"include": [_ENTRY] * 257}), "257 entries; a shard is one matrix"),
+    ],
+)
+def test_a_bad_shard_file_is_exit_2_naming_it(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    text: str | None,
+    says: str,
+) -> None:
+    shard = tmp_path / "shard.json"
+    if text is not None:
+        shard.write_text(text, encoding="utf-8")
+    code, _out, err = _mark_shard(capsys, shard, tmp_path, "--commit", "1" * 40)
+    assert code == 2
+    assert f"--shard {shard}" in err and says in err
+    assert github.state.requests == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--stack", CPU_STACK], "leave out --stack"),
+        ([CPU], "leave out PACKAGE"),
+        (["--results-root", None], "--shard needs --results-root"),
+    ],
+)
+def test_the_shard_form_takes_none_of_the_one_stack_forms_arguments(
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    args: list[str | None],
+    says: str,
+) -> None:
+    from ci_tools import cli
+
+    shard = _shard(repo, capsys, tmp_path)
+    argv = ["mark-green", "--shard", str(shard), "--results-root", str(tmp_path)]
+    if args[-1] is None:
+        argv = argv[:-2]
+    else:
+        argv += [a for a in args if a is not None]
+    assert cli.main(argv) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_the_one_stack_form_says_what_it_needs(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ci_tools import cli
+
+    assert cli.main(["mark-green", "--stack", CPU_STACK]) == 2
+    err = capsys.readouterr().err
+    assert "mark-green needs --fingerprint, --results" in err and "--shard FILE" in err
+
+
+def test_a_shard_stops_writing_at_the_first_refusal_and_paces_its_writes(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bounded: every write goes to one commit with one token, so after GitHub refuses one
+    the rest are not tried (a notice each). Writes go a second apart (GitHub's best
+    practices for mutative requests)."""
+    from tests.greens import WAITS
+
+    shard = _shard(repo, capsys, tmp_path)
+    root = tmp_path / "artifacts"
+    proven(root / f"results-{GPU_STACK}", (BASE, DEP))
+    proven(root / f"results-{CPU_STACK}", (CPU,))
+    head = git(repo, "rev-parse", "HEAD")
+    code, out, err = _mark_shard(capsys, shard, root, "--commit", head)
+    assert code == 0, err
+    assert len(github.statuses(head)) == 2
+    assert len(WAITS) == 1 and 0.0 <= WAITS[0] <= 1.0  # the second write waited its turn
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_read_only")
+    github.grant("ghs_read_only", permissions=READ_ONLY)
+    before = len(github.state.requests)
+    code, out, err = _mark_shard(capsys, shard, root, "--commit", head)
+    assert code == 0
+    assert [m for m, _ in github.state.requests[before:]] == ["POST"]
+    assert "HTTP 403" in err and "not tried after GitHub refused an earlier write" in err
+    assert "0 of the shard's 2 stacks recorded green" in out
+
+
+def test_a_shard_with_a_read_only_token_never_tries_to_write(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    shard = _shard(repo, capsys, tmp_path)
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.setenv("GITHUB_SHA", head)
+    monkeypatch.setenv("GITHUB_ACTOR", "dependabot[bot]")
+    _event(tmp_path, monkeypatch, "push", {"after": head})
+    code, _out, err = _mark_shard(capsys, shard, tmp_path)
+    assert code == 0
+    assert err.count("not recorded: a run Dependabot started") == 2
+    assert github.state.requests == []
+
+
+def test_the_shard_step_as_the_workflow_runs_it(
+    repo: Path, github: GitHubDouble, tmp_path: Path, run_cli: CliRunner
+) -> None:
+    """As build-stack's mark-green job runs it on a pull request: a separate process, the
+    event payload, the merge commit checked out, no --commit: greens land on the head."""
+    head, merge = _pull_request_checkout(repo, "Y=7")
+    shard = tmp_path / "shard.json"
+    shard.write_text(run_cli("matrix", "--branch", "main", "--fingerprints", cwd=repo).stdout)
+    root = tmp_path / "results"
+    proven(root / f"results-{CPU_STACK}", (CPU,))  # the GPU stack's legs left nothing
+    step_env = _step_env(tmp_path, github, head, merge)
+    args = ("mark-green", "--shard", str(shard), "--results-root", str(root))
+    done = run_cli(*args, cwd=repo, env=step_env)
+    assert done.returncode == 0, done.stderr
+    assert github.statuses(merge) == []
+    assert [s["context"] for s in github.statuses(head)] == [f"ci-tools/{CPU_STACK}"]
+    assert f"::notice::mark-green: ci-tools/{GPU_STACK} not recorded: no records" in done.stderr
+    assert "ghs_step" not in done.stdout + done.stderr

@@ -293,6 +293,26 @@ def test_a_full_shard_fits_a_job_output(catalog: Catalog, shipped_inventory: Inv
     assert len(text.encode()) < 256 * 1024
 
 
+def test_each_shard_fits_one_environment_variable(
+    catalog: Catalog, shipped_inventory: Inventory
+) -> None:
+    """build-stack's mark-green job gets its shard through one environment variable, which
+    Linux caps at 128 KiB ("NAME=value", MAX_ARG_STRLEN). The catalog's widest entry fits 256
+    times; wider entries (longer runner labels) make fewer per shard, the rest wait."""
+    widest = max(plan(catalog, shipped_inventory, "cuda-12_9"), key=lambda e: len(str(e.to_json())))
+    assert matrix.fit(matrix.rows([widest] * 256)) == 256
+    row = {**widest.to_json(), "runs_on": ["self-hosted", "x" * 300]}  # about 800 bytes
+    wide = [{**row, "name": f"stack-{n:04d}"} for n in range(1024)]
+    kept = matrix.fit(wide)
+    assert 0 < kept < 1024
+    outputs = matrix.github_outputs(wide[:kept])
+    sizes = [len(outputs[f"matrix-{i}"].encode()) for i in range(4)]
+    assert max(sizes) <= matrix.SHARD_TEXT_BUDGET < 128 * 1024
+    # One more would not fit: the bound is what limits, not a margin of its own.
+    more = matrix.github_outputs(wide[: kept + 1])
+    assert max(len(more[f"matrix-{i}"].encode()) for i in range(4)) > matrix.SHARD_TEXT_BUDGET
+
+
 def test_empty_matrix_outputs() -> None:
     outputs = matrix.github_outputs([])
     assert outputs["count"] == "0" and outputs["shards"] == "0"

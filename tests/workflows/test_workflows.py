@@ -198,12 +198,17 @@ def test_least_privilege(path: Path) -> None:
             # (its README, "Security Considerations"), in the github-pages environment.
             assert writes == {"pages", "id-token"}, f"{path.name} job {job_id}: {writes}"
             assert job.get("environment", {}).get("name") == "github-pages"
-        elif path.name == "build-stack.yml" and job_id == "build":
-            # The build leg builds and pushes to the binary cache: it writes nothing on GitHub.
+        elif path.name == "build-stack.yml" and job_id in ("build", "test"):
+            # The legs on the self-hosted runners run the build's code: they write nothing on
+            # GitHub (the build leg pushes to the binary cache, the test leg publishes to
+            # FloxHub with the environment's token).
             assert not writes, f"{path.name} job {job_id}: {writes}"
-        elif job_id.startswith("build-") or (path.name == "build-stack.yml" and job_id == "test"):
-            # The test legs record a stack's green fingerprint as a commit status (mark-green);
-            # their callers grant it.
+        elif path.name == "build-stack.yml" and job_id == "mark-green":
+            # The GitHub-hosted job that records the shard's greens as commit statuses.
+            assert writes == {"statuses"}, f"{path.name} job {job_id}: {writes}"
+        elif job_id.startswith("build-"):
+            # The callers of build-stack grant what its mark-green job asks (a called job may
+            # not ask for more than its caller grants).
             assert writes <= {"statuses"}, f"{path.name} job {job_id}: {writes}"
         else:
             assert not writes, f"{path.name} job {job_id} may not write {writes}"
@@ -345,8 +350,8 @@ def test_build_and_test_legs_fan_out_over_the_matrix_on_self_hosted_runners() ->
     assert "--substitute" in test_steps["Test"]["run"]
     assert not any("ci-tools build" in str(s.get("run", "")) for s in test["steps"])
     assert not any("NIX_CACHE_SIGNING_KEY" in str(s) for s in test["steps"])
-    assert {"Test", "Mark the stack green", "Publish"}.isdisjoint(build_steps)
-    assert "--results" in test_steps["Mark the stack green"]["run"]
+    assert {"Test", "Publish"}.isdisjoint(build_steps)
+    assert not any("mark-green" in str(s.get("run", "")) for s in (*build["steps"], *test["steps"]))
     uploads = [
         s
         for job in (build, test)
@@ -402,10 +407,79 @@ def test_the_gate_reads_each_jobs_result_and_never_the_plans_outputs() -> None:
 def test_mark_green_records_on_the_pull_requests_head_not_the_merge_commit() -> None:
     """Item 3: the checkout of a pull request is GitHub's merge commit, which no later run
     reaches; mark-green takes the pull request's head from the event (or a release's commit)."""
-    test = load(WORKFLOWS / "build-stack.yml")["jobs"]["test"]  # the test leg marks (issue 18)
-    step = next(s for s in test["steps"] if s.get("name") == "Mark the stack green")
+    step = _mark_green_step()
     assert "rev-parse" not in step["run"] and "GITHUB_SHA" not in step["run"]
     assert step["env"]["COMMIT"] == "${{ inputs.commit }}"
+
+
+# --- mark-green: one GitHub-hosted job per shard -------------------------------------------
+
+
+def _runs_on_github(job: dict[str, Any]) -> bool:
+    return str(job.get("runs-on", "")).startswith("ubuntu-")
+
+
+def _mark_green_step() -> dict[str, Any]:
+    job = load(WORKFLOWS / "build-stack.yml")["jobs"]["mark-green"]
+    (step,) = [s for s in job["steps"] if "ci-tools mark-green" in str(s.get("run", ""))]
+    return step
+
+
+@pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
+def test_statuses_are_written_only_on_githubs_runners(path: Path) -> None:
+    """A self-hosted job runs the build's code (or could be made to): it holds no token that
+    can write anything. The one job that writes statuses runs on GitHub's runner."""
+    for job_id, job in jobs(path):
+        if "runs-on" not in job:
+            continue  # a call: its callee's jobs say where they run
+        permissions = job.get("permissions") or {}
+        writes = {scope for scope, level in permissions.items() if level == "write"}
+        if not _runs_on_github(job):
+            assert not writes, f"{path.name} job {job_id} runs self-hosted and writes {writes}"
+        if "statuses" in writes:
+            assert (path.name, job_id) == ("build-stack.yml", "mark-green")
+
+
+def test_one_hosted_job_marks_the_shard_after_its_test_legs() -> None:
+    """Issues 18 and 19: the greens of a shard are recorded by one GitHub-hosted job, after
+    every test leg, whatever they did, when the caller asks for it; never on a cancelled run."""
+    job = load(WORKFLOWS / "build-stack.yml")["jobs"]["mark-green"]
+    assert job["needs"] == "test"
+    assert job["if"] == "${{ !cancelled() && inputs.mark-green }}"
+    assert job["runs-on"] == "ubuntu-latest"
+    assert job["permissions"] == {"contents": "read", "statuses": "write"}
+    assert "environment" not in job  # no secret: only GITHUB_TOKEN
+    checkout = job["steps"][0]
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"]["ref"] == "${{ inputs.commit }}"  # the commit the legs built
+    download = next(s for s in job["steps"] if "download-artifact@" in str(s.get("uses", "")))
+    # Every leg's records, each artifact in its own folder (no merge-multiple).
+    assert download["with"]["pattern"] == "results-*"
+    assert "merge-multiple" not in download["with"]
+    names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
+    step = _mark_green_step()
+    assert names.index("Install Nix's parser") < names.index(step["name"])
+    assert names.index("Download the records") < names.index(step["name"])
+    # The shard reaches the file through env, never the script's text.
+    assert step["env"]["SHARD"] == "${{ inputs.matrix }}"
+    assert '"$SHARD"' in step["run"]
+    assert "--shard" in step["run"] and '--results-root "$RUNNER_TEMP/results"' in step["run"]
+    assert step["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+
+
+def test_mark_green_installs_nix_as_the_plan_does() -> None:
+    """The fingerprints are recomputed with the Nix the plan computed them with: the same
+    step, so the same apt package and the same `nix-instantiate --parse` printing."""
+    plan = load(WORKFLOWS / "ci.yml")["jobs"]["plan"]
+    mark = load(WORKFLOWS / "build-stack.yml")["jobs"]["mark-green"]
+    for job in (plan, mark):
+        assert job["runs-on"] == "ubuntu-latest"
+    (planned,) = [s for s in plan["steps"] if s.get("name") == "Install Nix's parser"]
+    (marking,) = [s for s in mark["steps"] if s.get("name") == "Install Nix's parser"]
+    assert marking == planned
+    assert "nix-bin" in marking["run"]
+    setup = [s for j in (plan, mark) for s in j["steps"] if "setup-python@" in str(s.get("uses"))]
+    assert len(setup) == 2 and setup[0] == setup[1]
 
 
 def test_a_dry_run_release_names_no_environment_marks_nothing_and_gets_no_token() -> None:
