@@ -19,6 +19,16 @@ DATA = TESTS / "data"
 GOLDEN = TESTS / "golden"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """With `-n`, xdist's default `load` hands tests out one by one, so a module-scoped
+    fixture several tests share (an act scenario's run: tests/act) is built again on every
+    worker that gets one of them. `loadgroup` keeps the tests of one `xdist_group` on one
+    worker and hands out the rest as `load` does."""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+
+
 @pytest.fixture(autouse=True)
 def _private_state_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -924,12 +924,18 @@ def test_sass_is_judged_even_where_the_host_must_not_run_the_build(
     if not HAS_TORCH:
         pytest.skip("preflight needs torch on the interpreter's path")
     _script(tmp_path / "bin" / "cuobjdump", FAKE_CUOBJDUMP)
+    # binutils that find no symbols: objdump reading all of the real libtorch_cpu.so takes a
+    # minute, and the ISA proof on it is tests/build/test_isa.py's.
+    for tool in ("nm", "objdump"):
+        _script(tmp_path / "bin" / tool, "#!/bin/sh\nexit 0\n")
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
     smoke = runner.smoke_test(
         expect(catalog, GPU), sys.executable, host_platform="x86_64-linux", host_flags={"avx2"},
         env=env,
     )  # fmt: skip
     checks = by_name(smoke.checks)
+    assert checks["isa-code"].status is Status.FAILED
+    assert "no symbols" in checks["isa-code"].detail, checks["isa-code"].detail
     lib_dir = Path(torch_origin()).parent / "lib"
     cuda_libs = sorted(p.name for p in lib_dir.glob("libtorch_cuda*.so"))
     assert checks["sass"].status is Status.FAILED
