@@ -353,11 +353,14 @@ def test_kill_9_keeps_every_finished_record_and_names_the_running_one(
             assert time.monotonic() < deadline, "the fake flox never started the build"
             time.sleep(0.05)
         process.kill()  # SIGKILL to ci-tools itself: no handler, no cleanup
-        process.wait(timeout=60)
     finally:
-        # The orphaned fake flox of this test's own session.
+        # The orphaned fake flox of this test's own session, killed before the leader is
+        # reaped: until then its pid, and so the group's id, cannot be given to another
+        # process (a session leader with a reused pid, a Nix builder of another test, would
+        # otherwise be the one killed).
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
         if process.stderr:
             process.stderr.close()
     assert process.returncode == -signal.SIGKILL
