@@ -46,8 +46,14 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def nix_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """nix-instantiate with its state in a temporary directory: works unprivileged and offline."""
+    """nix-instantiate with its state in a temporary directory: works unprivileged and offline.
+    Builds run as the invoking user, never as Nix's build users (nixbld1, ...): each test's
+    state directory has its own user-pool locks, so two builds at once (xdist's workers)
+    would take the same build user, and Nix kills every process of a build user before it
+    builds with it ("failed due to signal 9", "reading a line: Input/output error")."""
     state = tmp_path_factory.mktemp("nix-state")
+    (state / "conf").mkdir()
+    (state / "conf" / "nix.conf").write_text("build-users-group =\n", encoding="utf-8")
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(state),
