@@ -81,7 +81,7 @@ def github(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitHubDouble
             module, "POLICY", dataclasses.replace(module.POLICY, sleep=WAITS.append)
         )
     WAITS.clear()
-    with GitHubDouble(repository=OWNER_REPO, lifetime=300) as double:
+    with GitHubDouble(repository=OWNER_REPO, lifetime=3600) as double:
         double.know_commits(lambda sha: _has_commit(repo, sha))
         monkeypatch.setenv("GITHUB_API_URL", double.url)
         yield double

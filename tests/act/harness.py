@@ -16,6 +16,8 @@ act's limits, and how the harness copes with them: the docstring of test_scenari
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -24,13 +26,14 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 
+from tests import timelimit
 from tests.doubles.github.server import GitHubDouble
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +47,11 @@ USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\b", re
 STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
 REPOSITORY = "acme/torch-builds"
 LABELS = ("ubuntu-latest", "self-hosted")
-ACT_TIMEOUT = 180
+# What one act run of a few jobs needs on two idle cores; its limit is far above that and
+# scales with the machine's load (tests/timelimit.py). A scenario of many legs raises it.
+ACT_IDLE_SECONDS = 90.0
+# The GitHub double stops itself only if a scenario never ends: far above any scenario.
+GITHUB_DOUBLE_LIFETIME = 4 * 3600
 
 
 def flox_dir() -> Path:
@@ -67,22 +74,60 @@ def pinned_actions() -> dict[str, str]:
 
 
 def wheelhouse() -> Path:
-    """setuptools and ci-tools' own dependencies as wheels, so that a job's `pip install .`
+    """pip, setuptools and ci-tools' own dependencies as wheels, so that a job's `pip install .`
     works offline (PIP_NO_INDEX). A job's Python is a venv of the base interpreter, which
     lacks them where the suite itself runs in a virtual environment (the Quick start's)."""
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    wanted = ["setuptools>=68", *project["project"]["dependencies"]]
+    wanted = ["pip", "setuptools>=68", *project["project"]["dependencies"]]
     stamp = WHEELHOUSE / (".downloaded-" + hashlib.sha256("\n".join(wanted).encode()).hexdigest())
-    if not stamp.exists():
-        WHEELHOUSE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d",
-             str(WHEELHOUSE), *wanted],
-            check=True,
-            timeout=300,
-        )  # fmt: skip
-        stamp.touch()
+    with _locked(WHEELHOUSE.parent / ".lock"):
+        if not stamp.exists():
+            WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d",
+                 str(WHEELHOUSE), *wanted],
+                check=True,
+                timeout=timelimit.limit(120),
+            )  # fmt: skip
+            stamp.touch()
     return WHEELHOUSE
+
+
+def runner_site() -> Path:
+    """A provisioned runner's own Python packages (pip, setuptools, ci-tools' dependencies),
+    installed once from the wheelhouse and shared by every job of every scenario: the
+    python3 hook's venvs and the setup-python stand-in's see them (tests/act/hooks/python3).
+    Installing them in each job was about 70% of an act job's time (issue 27)."""
+    house = wheelhouse()
+    stamps = sorted(p.name for p in house.glob(".downloaded-*"))
+    key = hashlib.sha256(f"{sys.version}\n{stamps}".encode()).hexdigest()[:16]
+    site = WHEELHOUSE.parent / f"runner-site-{key}"
+    with _locked(WHEELHOUSE.parent / ".lock"):
+        if not site.is_dir():
+            partial = site.with_name(site.name + ".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            wanted = [p.name for p in house.glob("*.whl")]
+            subprocess.run(
+                [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                 "--disable-pip-version-check", "--target", str(partial),
+                 *(str(house / name) for name in sorted(wanted))],
+                check=True,
+                timeout=timelimit.limit(120),
+            )  # fmt: skip
+            partial.rename(site)
+    return site
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One xdist worker at a time makes the shared wheelhouse and runner site."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -140,7 +185,7 @@ class Scenario:
         self.flox_state = tmp / "floxhub"
         self.cache = tmp / "cache"
         # The scenario's GitHub (statuses, releases); it stops itself after its lifetime.
-        self.github = GitHubDouble(repository=REPOSITORY, lifetime=900)
+        self.github = GitHubDouble(repository=REPOSITORY, lifetime=GITHUB_DOUBLE_LIFETIME)
         self.github.__enter__()
         self.extra_env = {"GITHUB_API_URL": self.github.url, **(env or {})}
         self.runs = 0
@@ -378,6 +423,11 @@ class Scenario:
             "ACT_PAGES": str(self.pages),
             "PIP_NO_INDEX": "1",
             "PIP_FIND_LINKS": str(wheelhouse()),
+            # The runner's own packages (runner_site); with them pip builds ci-tools in its
+            # checkout, without an isolated environment (pip reads this `--no-` option's
+            # variable inverted: 0 turns isolation off).
+            "ACT_RUNNER_SITE": str(runner_site()),
+            "PIP_NO_BUILD_ISOLATION": "0",
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
             "ACT_FLOX_CALLS": str(self.flox_log),
             "FLOX_DOUBLE_LOG": str(self.tmp / "flox-double.log"),
@@ -416,13 +466,8 @@ class Scenario:
         }
         proc_env.pop("GITHUB_TOKEN", None)
         proc_env.pop("GH_TOKEN", None)
-        done = subprocess.run(
-            argv,
-            cwd=self.work,
-            env=proc_env,
-            capture_output=True,
-            text=True,
-            timeout=ACT_TIMEOUT,
+        done = timelimit.run(
+            argv, ACT_IDLE_SECONDS, cwd=self.work, env=proc_env, capture_output=True
         )
         return parse(done.returncode, done.stdout + done.stderr, doc)
 

@@ -41,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import venv
 from pathlib import Path
@@ -107,8 +108,15 @@ def setup_python() -> None:
         fail(f"setup-python stand-in: Python {wanted} requested, this machine has {have}")
     home = Path(os.environ["RUNNER_TEMP"]) / "setup-python"
     if not home.exists():
-        # System site-packages: ci-tools' dependencies are installed on this machine.
+        # The machine's Python with the runners' own packages (pip, setuptools, ci-tools'
+        # dependencies: ACT_RUNNER_SITE, tests/act/hooks/python3), so a job's `pip install .`
+        # resolves them without installing them again. An act-only speed-up: GitHub's
+        # hosted Python has pip alone, and the job's install would fetch the rest.
         venv.EnvBuilder(system_site_packages=True, with_pip=False).create(home)
+        site = os.environ.get("ACT_RUNNER_SITE", "")
+        if site:
+            purelib = sysconfig.get_path("purelib", vars={"base": str(home), "platbase": str(home)})
+            Path(purelib, "_act_runner_site.pth").write_text(site + "\n", encoding="utf-8")
     with Path(os.environ["GITHUB_PATH"]).open("a", encoding="utf-8") as handle:
         handle.write(f"{home / 'bin'}\n")
     print(f"Python {have} from {sys.executable} in {home}")
