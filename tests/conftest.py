@@ -12,6 +12,7 @@ import pytest
 
 from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.model import Catalog
+from tests import skips
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS = REPO_ROOT / "tests"
@@ -27,6 +28,35 @@ def pytest_configure(config: pytest.Config) -> None:
     worker and hands out the rest as `load` does."""
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadgroup"
+
+
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Every skip's reason, on the controller too under xdist (workers' reports come back)."""
+    if report.skipped and isinstance(report.longrepr, tuple):
+        _skipped.append(f"{report.nodeid}: {report.longrepr[2]}")
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A module skipped whole (`pytest.importorskip`) is a skip too."""
+    if report.skipped and isinstance(report.longrepr, tuple):
+        _skipped.append(f"{report.nodeid}: {report.longrepr[2]}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under CI, a skip other than the root-only case fails the run (tests/skips.py)."""
+    if not skips.strict() or hasattr(session.config, "workerinput"):
+        return
+    unexpected = skips.unexpected(_skipped)
+    if unexpected:
+        session.config.get_terminal_writer().line(
+            "CI skipped what it must run (install the tool in .ci/run):\n  "
+            + "\n  ".join(unexpected),
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)

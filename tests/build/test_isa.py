@@ -15,6 +15,7 @@ import pytest
 
 from ci_tools.build.smoke import isa, isa_rules
 from ci_tools.catalog.model import Platform
+from tests import skips
 
 X86 = Platform.X86_64_LINUX
 ARM = Platform.AARCH64_LINUX
@@ -32,10 +33,7 @@ needs_x86_binutils = pytest.mark.skipif(
     shutil.which("as") is None or shutil.which("objdump") is None or os.uname().machine != "x86_64",
     reason="needs binutils' as and objdump on an x86_64 host",
 )
-needs_arm_binutils = pytest.mark.skipif(
-    shutil.which("aarch64-linux-gnu-as") is None,
-    reason="needs Debian's binutils-aarch64-linux-gnu (.ci/run installs it)",
-)
+needs_arm_binutils = skips.debian_tool("aarch64-linux-gnu-as", "binutils-aarch64-linux-gnu")
 
 # --- the instruction table ------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests import skips
 from tests.conftest import DATA, REPO_ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -53,10 +54,7 @@ def _missing() -> str | None:
         import selenium  # noqa: F401
     except ImportError:
         return "selenium is not installed (pip install selenium)"
-    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
-        if not Path(path).exists():
-            return f"no {path}: apt-get install {package} (.ci/run does)"
-    return None
+    return skips.missing(CHROMIUM, "chromium") or skips.missing(CHROMEDRIVER, "chromium-driver")
 
 
 @pytest.fixture(scope="session")
