@@ -680,6 +680,18 @@ def test_330_stacks_run_as_2_shards_with_unique_names_and_a_green_gate(tmp_path:
     assert len(set(first) | set(second)) == 330
     assert not run.ran("build-2") and not run.ran("build-3")
     assert len({leg["job"] for leg in run.legs if leg["top"].startswith("build-")}) == 330
-    names = s.artifact_names()
-    assert len(names) == 330 and all(n.startswith("results-py313-cpu-avx2-") for n in names)
+    # Each leg's own outcome first, with its log: a leg that failed (an upload refused, a
+    # step that did not start) or an artifact missing names itself, not only a count.
+    failed = [leg["matrix"]["name"] for leg in run.legs if leg["result"] != "success"]
+    missing = sorted({f"results-{n}" for n in first + second} - set(s.artifact_names()))
+    assert not failed and not missing, legs_report(run, failed, missing)
+    assert set(s.artifact_names()) == {f"results-{n}" for n in first + second}
     assert run.result("gate") == "success"
+
+
+def legs_report(run: harness.Run, failed: list[str], missing: list[str]) -> str:
+    names = {*failed, *(m.removeprefix("results-") for m in missing)}
+    lines = [line for line in run.log if any(name in line for name in names)]
+    return f"legs failed: {failed}; artifacts missing: {missing}; their log lines:\n" + "\n".join(
+        lines[-200:]
+    )
