@@ -112,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     entry = _check_current(args, env, kind)
-    _require_proof(args.results, entry.packages, entry.placement.test.value)
+    head = _green.checked_out(Path.cwd())
+    _require_proof(args.results, entry.packages, entry.placement.test.value, head)
     from ci_tools.base import github_api
 
     settings = github_api.settings_from_env(env)
@@ -134,9 +135,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _require_proof(folder: Path, packages: Sequence[str], scope: str) -> None:
-    """FailedError (exit 1) unless `folder`'s records prove each of the stack's packages."""
-    missing = _green.unproven(folder, packages, scope)
+def _require_proof(folder: Path, packages: Sequence[str], scope: str, head: str) -> None:
+    """FailedError (exit 1) unless `folder`'s records prove each of the stack's packages at
+    the checked-out commit `head`."""
+    missing = _green.unproven(folder, packages, scope, head)
     if missing:
         raise FailedError("not marked green: " + "; ".join(missing))
 
