@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools.base import proc, retry
+from ci_tools.base import proc, redact, retry
 from ci_tools.base.errors import InputError, printable
 from ci_tools.base.retry import RetryPolicy
 
@@ -219,12 +219,6 @@ def _last(result: proc.CommandResult) -> str:
 
 
 def _redactor(secret: str) -> Callable[[str], str]:
-    """Replace the key (and its secret half alone) wherever a text holds it."""
-    parts = [p for p in (secret.strip(), secret.strip().partition(":")[2]) if len(p) >= 8]
-
-    def redact(text: str) -> str:
-        for part in parts:
-            text = text.replace(part, "***")
-        return text
-
-    return redact
+    """Replace the key (and its secret half alone) wherever a text holds it, in every form
+    `redact` knows (percent-encoded, base64, hex, ...)."""
+    return redact.of(redact.key_parts(secret.strip()))
