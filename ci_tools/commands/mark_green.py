@@ -7,7 +7,9 @@ and (optionally) `packages`, and the stack's records:
 
 A stack is marked only when every record in DIR proves its variant as the publish policy
 (`build/policy.py`) asks: a check that ran, or where the fleet cannot run it, the static
-proofs; never a stack whose checks proved nothing (exit 1, nothing written).
+proofs; never a stack whose checks proved nothing (exit 1, nothing written). Every record of
+a variant counts (a failed one beside a passing copy refuses it), and only a record of the
+checked-out commit proves anything (`_green.unproven`).
 
 Before writing it checks what it records (exit 2 otherwise, nothing written): the entry must
 be one the matrix makes for the branch, and the fingerprint must be its current one at the
