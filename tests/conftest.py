@@ -90,6 +90,7 @@ def run_cli() -> CliRunner:
         cwd: Path = REPO_ROOT,
         env: dict[str, str] | None = None,
         extra_path: Sequence[Path] = (),
+        timeout: float = 600,
     ) -> subprocess.CompletedProcess[str]:
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
         full_env.pop("GH_TOKEN", None)
@@ -103,7 +104,7 @@ def run_cli() -> CliRunner:
             env=full_env,
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=timeout,
             check=False,
         )
 

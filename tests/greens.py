@@ -107,9 +107,12 @@ def proven(
     folder: Path,
     variants: tuple[str, ...] = (BASE, DEP, CPU),
     checks: tuple[Check, ...] | None = None,
+    commit: str | None = None,
 ) -> Path:
     """A results folder whose records prove `variants` (their checks ran on hardware of their
-    kind), as a stack's test leg leaves it; `checks` replaces what they recorded."""
+    kind), as a stack's test leg leaves it; `checks` replaces what they recorded. They name
+    `commit`, by default the current folder's HEAD, as a build there records it."""
+    commit = commit or checked_out()
     for name in variants:
         ran = (Check(name="cpu-mlp", status=Status.PASSED),)
         if "-sm" in name:
@@ -120,6 +123,7 @@ def proven(
             package=name.split("-", 1)[0],
             branch="main",
             platform="x86_64-linux",
+            commit=commit,
             build=BuildOutcome(status=Status.PASSED, seconds=1.0),
             test=results.TestOutcome(status=test_status(said), checks=said),
         )
@@ -127,14 +131,27 @@ def proven(
     return folder
 
 
-_PROVEN: list[Path] = []
+def checked_out() -> str | None:
+    """The current folder's HEAD; None outside a git checkout."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def proven_folder() -> Path:
-    """One folder of proving records for the whole test session."""
-    if not _PROVEN:
-        _PROVEN.append(proven(Path(tempfile.mkdtemp(prefix="ci-tools-proven-"))))
-    return _PROVEN[0]
+_PROVEN: dict[str | None, Path] = {}
+
+
+def proven_folder(commit: str | None = None) -> Path:
+    """One folder of proving records of `commit` (by default the current folder's HEAD) for
+    the whole test session (a record proves only the commit it names)."""
+    head = commit or checked_out()
+    if head not in _PROVEN:
+        _PROVEN[head] = proven(Path(tempfile.mkdtemp(prefix="ci-tools-proven-")), commit=head)
+    return _PROVEN[head]
 
 
 def mark(

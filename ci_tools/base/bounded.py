@@ -30,9 +30,13 @@ class RefusedInput(OSError):
         return self.reason
 
 
+class TooLarge(RefusedInput):
+    """A regular file refused only for holding more than the limit."""
+
+
 def read_bytes(path: Path, limit: int) -> bytes:
     """The bytes of the regular file `path`; RefusedInput when it is something else (a
-    folder, FIFO, socket or device) or holds more than `limit` bytes. Other OSErrors (no
+    folder, FIFO, socket or device) or TooLarge when it holds more than `limit` bytes. Other OSErrors (no
     such file, permission denied) pass through as they are."""
     # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -49,7 +53,7 @@ def read_bytes(path: Path, limit: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise RefusedInput(f"larger than {limit} bytes")
+                raise TooLarge(f"larger than {limit} bytes")
     finally:
         os.close(fd)
 

@@ -3,7 +3,9 @@ GITHUB_TOKEN can write at all.
 
 GitHub writes the event payload to the file GITHUB_EVENT_PATH names ("Default environment
 variables"; the payload of each event: "Webhook events and payloads"). Read defensively: a
-missing, unreadable, huge or malformed file is no event, never a crash.
+missing, unreadable, huge or malformed file is no event, never a crash; a path to something
+other than a regular file (a FIFO, whose read would wait forever, a device, a folder) is bad
+input, exit 2.
 
 When the token is read-only (GitHub docs, "Automatic token authentication": "pull requests
 from public forks ... read access only"; "Automating Dependabot with GitHub Actions": for
@@ -20,6 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ci_tools.base import bounded
+from ci_tools.base.errors import InputError
+
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_review", "pull_request_review_comment")
 DEPENDABOT = "dependabot[bot]"
 # The events whose runs Dependabot's restrictions cover (GitHub's list, above).
@@ -34,11 +39,14 @@ def payload(env: Mapping[str, str]) -> dict[str, Any]:
     if not path:
         return {}
     try:
-        with Path(path).open("rb") as handle:
-            raw = handle.read(_MAX_EVENT_BYTES + 1)
-        if len(raw) > _MAX_EVENT_BYTES:
-            return {}
-        data = json.loads(raw)
+        data = json.loads(bounded.read_bytes(Path(path), _MAX_EVENT_BYTES))
+    except bounded.TooLarge:
+        return {}
+    except bounded.RefusedInput as exc:
+        raise InputError(
+            f"GITHUB_EVENT_PATH={path}: {exc}; it must name the event payload file GitHub "
+            "writes (unset it outside a workflow run)"
+        ) from None
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -22,7 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools.base import proc, retry
+from ci_tools.base import proc, redact, retry
+from ci_tools.base.errors import InputError, printable
 from ci_tools.base.retry import RetryPolicy
 
 NIX = ("nix", "--extra-experimental-features", "nix-command")
@@ -32,6 +33,14 @@ SIGN_TIMEOUT = 600.0
 POLICY = RetryPolicy(attempts=3, total_seconds=1800.0, initial_seconds=10.0, max_seconds=120.0)
 # `nix-store --generate-binary-cache-key` writes NAME:BASE64 of the 64-byte ed25519 key.
 _SECRET_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9+/]{86}==")
+# A store path as Nix makes one (the Nix manual, "Store Path"): the store folder, 32 digits of
+# Nix's base32 (no e, o, u, t), a dash, a name of [A-Za-z0-9+-._?=] not starting with a dot.
+# Nothing else reaches nix-store: a record's `-v` would be taken as an option, a `..` leaves
+# the store.
+NIX_STORE = "/nix/store"
+_STORE_ENTRY = re.compile(
+    r"[0-9abcdfghijklmnpqrsvwxyz]{32}-[A-Za-z0-9+\-_?=][A-Za-z0-9+\-._?=]{0,210}"
+)
 # What Nix and curl say when the network, not the request, failed.
 _TRANSIENT = re.compile(
     r"unable to download|HTTP error (?:5\d\d|429)|Connection refused|Connection reset"
@@ -63,6 +72,32 @@ def check_secret_key(text: str) -> str | None:
             "(what `nix-store --generate-binary-cache-key` writes to its secret file)"
         )
     return None
+
+
+def store_dir(env: Mapping[str, str]) -> str:
+    """Nix's store folder: NIX_STORE_DIR where set, else /nix/store."""
+    return (env.get("NIX_STORE_DIR") or NIX_STORE).rstrip("/") or "/"
+
+
+def check_store_path(path: str, env: Mapping[str, str]) -> str | None:
+    """Why `path` is not a store path directly under the store folder (without quoting it),
+    or None."""
+    store = store_dir(env)
+    folder, slash, entry = path.rpartition("/")
+    if slash and folder == store and _STORE_ENTRY.fullmatch(entry):
+        return None
+    return (
+        f"is not a Nix store path ({store}/<32 base32 characters>-<name>, as `flox build` "
+        "links its result)"
+    )
+
+
+def _store_path(path: str, env: Mapping[str, str]) -> str:
+    """`path`, checked before nix-store sees it (it would take `-v` for an option)."""
+    why = check_store_path(path, env)
+    if why is not None:
+        raise InputError(f"{printable(path)[:200]!r} {why}")
+    return path
 
 
 def push(
@@ -117,14 +152,14 @@ def substitute(
         "--option",
         "require-sigs",
         "true",
-        path,
+        _store_path(path, env),
     ]
     return _with_retries(argv, env, policy, say, _redactor(""), f"substituted from {url}")
 
 
 def is_valid(path: str, env: Mapping[str, str]) -> bool:
     """Whether `path` is valid in this machine's store (there, complete, registered)."""
-    done = proc.run(["nix-store", "--check-validity", path], env=env, timeout=120)
+    done = proc.run(["nix-store", "--check-validity", _store_path(path, env)], env=env, timeout=120)
     return done.ok
 
 
@@ -133,7 +168,7 @@ def add_root(path: str, link: Path, env: Mapping[str, str]) -> bool:
     if link.is_symlink():
         link.unlink()
     done = proc.run(
-        ["nix-store", "--realise", path, "--add-root", str(link), "--indirect"],
+        ["nix-store", "--realise", _store_path(path, env), "--add-root", str(link), "--indirect"],
         env=env,
         timeout=120,
     )
@@ -184,12 +219,6 @@ def _last(result: proc.CommandResult) -> str:
 
 
 def _redactor(secret: str) -> Callable[[str], str]:
-    """Replace the key (and its secret half alone) wherever a text holds it."""
-    parts = [p for p in (secret.strip(), secret.strip().partition(":")[2]) if len(p) >= 8]
-
-    def redact(text: str) -> str:
-        for part in parts:
-            text = text.replace(part, "***")
-        return text
-
-    return redact
+    """Replace the key (and its secret half alone) wherever a text holds it, in every form
+    `redact` knows (percent-encoded, base64, hex, ...)."""
+    return redact.of(redact.key_parts(secret.strip()))

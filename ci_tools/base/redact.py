@@ -7,8 +7,9 @@ guarded streams) passes through `redact` first, so a tool that quotes its token 
 cannot carry it into a log, a result record, a release asset or release notes.
 
 Each secret is masked in the forms a tool is likely to print it in: as is, each of its lines
-(a key file), percent-encoded (a URL), JSON-escaped, and base64 (an `Authorization: Basic`
-header of the secret alone). Values shorter than `MIN_LENGTH` are not masked: masking every
+(a key file), percent-encoded (a URL; upper- or lowercase escapes), JSON-escaped, base64 (an
+`Authorization: Basic` header of the secret alone) and hex (a dump); a Nix key
+(`NAME:BASE64`) also by its secret half alone, and that half's bytes in hex. Values shorter than `MIN_LENGTH` are not masked: masking every
 "abc" would garble the log and protect nothing a guess would not find.
 """
 
@@ -30,6 +31,9 @@ SECRET_VARIABLES = (
     "GH_TOKEN",
     "ACTIONS_RUNTIME_TOKEN",
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    # The fleet cache's signing key itself (NAME:BASE64), as the step that pushes gets it
+    # (runners.yaml `cache.signing_key_secret`, commands/_fleet.py).
+    "CI_TOOLS_SIGNING_KEY",
 )
 # Variables naming a file whose content is secret: flox's `publish.signing_private_key`
 # set through the environment (flox config: every option as FLOX_<SCREAMING_SNAKE_CASE>),
@@ -57,7 +61,8 @@ def known(env: Mapping[str, str] | None = None) -> Redactor:
     sources = [os.environ] if env is None or env is os.environ else [os.environ, env]
     values: set[str] = set()
     for source in sources:
-        values.update(source.get(name, "") for name in SECRET_VARIABLES)
+        for name in SECRET_VARIABLES:
+            values.update(key_parts(source.get(name, "")))
         for name in KEY_FILE_VARIABLES:
             values.update(_key_file(source.get(name, "")))
     return of(values)
@@ -76,29 +81,43 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
 
 
 def _forms(values: Iterable[str]) -> set[str]:
-    import base64
-    import json
-    from urllib.parse import quote
-
     out: set[str] = set()
     for value in values:
         for part in (value, value.strip(), *value.splitlines()):
             part = part.strip()
-            if len(part) < MIN_LENGTH:
-                continue
-            raw = part.encode("utf-8", "surrogatepass")
-            encoded = base64.b64encode(raw).decode("ascii")
-            out.update(
-                {
-                    part,
-                    quote(part, safe=""),
-                    json.dumps(part)[1:-1],
-                    encoded,
-                    encoded.rstrip("="),
-                    base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
-                }
-            )
+            if len(part) >= MIN_LENGTH:
+                out.update(_encodings(part))
     return {form for form in out if len(form) >= MIN_LENGTH}
+
+
+def _encodings(part: str) -> set[str]:
+    import base64
+    import binascii
+    import json
+    import re
+    from urllib.parse import quote
+
+    raw = part.encode("utf-8", "surrogatepass")
+    encoded = base64.b64encode(raw).decode("ascii")
+    quoted = quote(part, safe="")
+    forms = {
+        part,
+        quoted,
+        re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), quoted),
+        json.dumps(part)[1:-1],
+        encoded,
+        encoded.rstrip("="),
+        base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
+        raw.hex(),
+        raw.hex().upper(),
+    }
+    try:  # base64 itself (a Nix key's secret half): its bytes in hex too
+        decoded = base64.b64decode(part, validate=True)
+    except (binascii.Error, ValueError):
+        return forms
+    if len(decoded) >= MIN_LENGTH:
+        forms.update({decoded.hex(), decoded.hex().upper()})
+    return forms
 
 
 def _key_file(name: str) -> list[str]:
@@ -113,4 +132,9 @@ def _key_file(name: str) -> list[str]:
             text = handle.read(MAX_KEY_FILE_BYTES).decode("utf-8", "replace")
     except OSError:
         return []
+    return key_parts(text)
+
+
+def key_parts(text: str) -> list[str]:
+    """A secret, and each line's part after `name:` (a Nix key's secret half)."""
     return [text, *(line.partition(":")[2] for line in text.splitlines())]

@@ -97,7 +97,25 @@ RUNNER_LABEL = _rule("runner label", r"[A-Za-z0-9][A-Za-z0-9._-]*", "gpu-sm90", 
 # A Nix binary cache, as a store URL Nix opens (Nix manual, "Store URL format"): a folder
 # (file:///srv/cache), an S3 bucket (s3://bucket?region=eu-west-1) or an HTTP(S) server
 # (attic, harmonia, nix-serve, cachix), each with optional `?key=value&...` store settings.
-_PARAMS = r"(\?[A-Za-z][A-Za-z0-9_-]*=[A-Za-z0-9._~%:/+-]*(&[A-Za-z][A-Za-z0-9_-]*=[A-Za-z0-9._~%:/+-]*)*)?"
+# Never a setting that makes Nix read (or write) a file of the machine it runs on: the Nix
+# manual's store types ("Store Types", `nix help-stores`) name `secret-key` ("Path to the
+# secret key used to sign the binary cache") and `local-nar-cache` ("Path to a local cache of
+# NARs") of the file, S3 and HTTP binary cache stores, `secret-keys` (a list of such paths)
+# in later Nix, `ssh-key` ("Path to the SSH private key") of the SSH stores, and `root`,
+# `state`, `log` and `real` (folders) of the local store. Build legs sign with the key from
+# the secret `signing_key_secret` names, never with a file a URL points Nix at.
+LOCAL_FILE_SETTINGS = (
+    "secret-key",
+    "secret-keys",
+    "local-nar-cache",
+    "ssh-key",
+    "root",
+    "state",
+    "log",
+    "real",
+)
+_SETTING = rf"(?!(?:{'|'.join(LOCAL_FILE_SETTINGS)})=)[A-Za-z][A-Za-z0-9_-]*=[A-Za-z0-9._~%:/+-]*"
+_PARAMS = rf"(\?{_SETTING}(&{_SETTING})*)?"
 _HOST = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*"
 STORE_URL = _rule(
     "Nix store URL",
@@ -106,6 +124,15 @@ STORE_URL = _rule(
     "s3://acme-nix-cache?region=eu-west-1",
     max_length=300,
 )
+
+
+def local_file_settings(url: str) -> list[str]:
+    """The settings of a store URL's query that make Nix read a local file (in order)."""
+    _, mark, query = url.partition("?")
+    names = [item.partition("=")[0] for item in query.split("&")] if mark else []
+    return [name for name in names if name in LOCAL_FILE_SETTINGS]
+
+
 # A public key Nix trusts (`trusted-public-keys`): NAME:BASE64 of the 32-byte ed25519 key, as
 # `nix-store --generate-binary-cache-key` writes it.
 NIX_PUBLIC_KEY = _rule(

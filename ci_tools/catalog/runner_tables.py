@@ -4,7 +4,7 @@ in `tables.py`, which re-exports `RUNNERS`, `PLATFORMS` and `DEFAULT_MINUTES`.""
 from __future__ import annotations
 
 from ci_tools.catalog import grammar as g
-from ci_tools.catalog.scalars import Enum, Int, Text, Version
+from ci_tools.catalog.scalars import Enum, Int, StoreUrl, Text, Version
 from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Table
 
 PLATFORMS = ("x86_64-linux", "aarch64-linux", "aarch64-darwin")  # LINUX first (tables.py)
@@ -75,7 +75,7 @@ CACHE = Table(
     fields=(
         Field(
             "url",
-            Text(
+            StoreUrl(
                 g.STORE_URL,
                 hint="is not a Nix store URL: use file:///ABSOLUTE/PATH, s3://BUCKET?region=R "
                 "or https://HOST/PATH (attic, harmonia, nix-serve, cachix), with optional "

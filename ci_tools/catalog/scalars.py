@@ -53,6 +53,22 @@ class Text(Shape):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
+class StoreUrl(Text):
+    """A Nix store URL (`grammar.STORE_URL`); a setting that makes Nix read a local file is
+    named, with the fix, rather than the URL called malformed."""
+
+    def problem(self, text: str) -> str | None:
+        local = grammar.local_file_settings(text)
+        if local:
+            return (
+                f"sets `{local[0]}`, which makes Nix read a file of the machine it runs on "
+                "(the Nix manual's store settings): remove it; build legs sign with the key "
+                "from the secret signing_key_secret names"
+            )
+        return super().problem(text)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class Version(Text):
     """A dotted version, quoted: YAML reads an unquoted 3.10 as the number 3.1."""
 

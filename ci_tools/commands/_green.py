@@ -6,26 +6,70 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_tools.base import digits, ghevent
-from ci_tools.base.errors import InputError
+from ci_tools.base.errors import InputError, printable
+
+if TYPE_CHECKING:
+    from ci_tools.build.results import ResultRecord
 
 _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
-def unproven(folder: Path, packages: Sequence[str], scope: str) -> list[str]:
+def unproven(folder: Path, packages: Sequence[str], scope: str, head: str) -> list[str]:
     """Each of the stack's packages that `folder`'s records do not prove as the publish
     policy asks, with why, the fleet being able to do `scope` for the stack (its route from
-    runners.yaml now, not one a record names); [] when every one is proven."""
-    from ci_tools.build import policy, results
+    runners.yaml now, not one a record names); [] when every one is proven.
 
-    found = {record.variant: record for record in results.load_dir(folder)}
+    Every record of a package counts, wherever in `folder` it lies: one that failed refuses
+    the package though a passing copy lies beside it. A record proves only the commit it
+    names, which must be `head`, the checked-out commit whose fingerprints are recomputed."""
+    from ci_tools.build import results
+
+    found: dict[str, list[ResultRecord]] = {}
+    for record in results.load_dir(folder):
+        found.setdefault(record.variant, []).append(record)
     missing = []
     for name in packages:
-        verdict = policy.judge(found.get(name), scope)
-        if not verdict.allowed:
-            missing.append(f"{name} ({verdict.why})")
+        why = _why_unproven(found.get(name, []), scope, head)
+        if why is not None:
+            missing.append(f"{name} ({why})")
     return missing
+
+
+def _why_unproven(records: Sequence[ResultRecord], scope: str, head: str) -> str | None:
+    from ci_tools.build import policy
+
+    if not records:
+        return policy.judge(None, scope).why
+    of = f", one of its {len(records)} records" if len(records) > 1 else ""
+    for record in records:
+        verdict = policy.judge(record, scope)
+        if not verdict.allowed:
+            return verdict.why + of
+        if not record.commit:
+            return f"a record that names no commit{of}: only a record of {head[:12]} proves it"
+        if record.commit != head:
+            return (
+                f"a record of commit {printable(record.commit[:12])}{of}, not of the checked-out "
+                f"{head[:12]}: build and test it at this commit"
+            )
+    return None
+
+
+def checked_out(cwd: Path) -> str:
+    """The checked-out commit, which the records must name; exit 2 outside a git checkout."""
+    from ci_tools.base import proc
+
+    found = proc.run(["git", "rev-parse", "--verify", "HEAD"], cwd=cwd, timeout=60)
+    head = found.stdout.strip() if found.ok else ""
+    if not _COMMIT.fullmatch(head):
+        raise InputError(
+            f"{cwd}: no git commit checked out: mark-green runs in a checkout of the built "
+            "commit, whose records name it"
+        )
+    return head
 
 
 def commit(given: str | None, env: Mapping[str, str]) -> str:

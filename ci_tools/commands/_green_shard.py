@@ -150,16 +150,17 @@ def judge(
     current: dict[str, str] = {}
     for kind, same in by_kind.items():
         current.update(current_fingerprints(checkout, source, same, kind))
+    head = _green.checked_out(cwd) if found else ""
     for entry in entries:
         if entry.name in found:
             scope = found[entry.name].placement.test.value
-            why_not = _why_not(entry, scope, current[entry.name], root)
+            why_not = _why_not(entry, scope, current[entry.name], root, head)
             if why_not is not None:
                 why[entry.name] = why_not
     return [Verdict(entry=e, why_not=why.get(e.name)) for e in entries]
 
 
-def _why_not(entry: ShardEntry, scope: str, current: str, root: Path) -> str | None:
+def _why_not(entry: ShardEntry, scope: str, current: str, root: Path, head: str) -> str | None:
     if entry.fingerprint != current:
         return (
             f"refused: {entry.fingerprint} is not its current fingerprint at this commit "
@@ -167,7 +168,8 @@ def _why_not(entry: ShardEntry, scope: str, current: str, root: Path) -> str | N
             "--parse` prints differently"
         )
     try:
-        missing = _green.unproven(root / f"{ARTIFACT_PREFIX}{entry.name}", entry.packages, scope)
+        folder = root / f"{ARTIFACT_PREFIX}{entry.name}"
+        missing = _green.unproven(folder, entry.packages, scope, head)
     except InputError as exc:
         return f"no records to prove it: {exc}"
     return "not proven: " + "; ".join(missing) if missing else None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_tools.base import nixcache
-from ci_tools.base.errors import InputError
+from ci_tools.base.errors import InputError, printable
 from ci_tools.build import results
 from ci_tools.build.results import CacheStatus, Check, Status
 from ci_tools.plan.runners import BinaryCache
@@ -45,6 +45,13 @@ def build_of(
     path = build.store_path
     if path is None:
         return _failed("the build record names no store path to take from the cache")
+    why = nixcache.check_store_path(path, env)
+    if why is not None:
+        shown = printable(path)[:200].replace("\n", "\\n")
+        raise InputError(
+            f"{paths[0]}: build.store_path {shown!r} {why}: only the record `ci-tools build` "
+            "wrote names the build to test; build it again"
+        )
     if nixcache.is_valid(path, env):
         return _linked(path, link, env, "already in this runner's store")
     if cache is None:

@@ -7,7 +7,9 @@ and (optionally) `packages`, and the stack's records:
 
 A stack is marked only when every record in DIR proves its variant as the publish policy
 (`build/policy.py`) asks: a check that ran, or where the fleet cannot run it, the static
-proofs; never a stack whose checks proved nothing (exit 1, nothing written).
+proofs; never a stack whose checks proved nothing (exit 1, nothing written). Every record of
+a variant counts (a failed one beside a passing copy refuses it), and only a record of the
+checked-out commit proves anything (`_green.unproven`).
 
 Before writing it checks what it records (exit 2 otherwise, nothing written): the entry must
 be one the matrix makes for the branch, and the fingerprint must be its current one at the
@@ -112,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     entry = _check_current(args, env, kind)
-    _require_proof(args.results, entry.packages, entry.placement.test.value)
+    head = _green.checked_out(Path.cwd())
+    _require_proof(args.results, entry.packages, entry.placement.test.value, head)
     from ci_tools.base import github_api
 
     settings = github_api.settings_from_env(env)
@@ -134,9 +137,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _require_proof(folder: Path, packages: Sequence[str], scope: str) -> None:
-    """FailedError (exit 1) unless `folder`'s records prove each of the stack's packages."""
-    missing = _green.unproven(folder, packages, scope)
+def _require_proof(folder: Path, packages: Sequence[str], scope: str, head: str) -> None:
+    """FailedError (exit 1) unless `folder`'s records prove each of the stack's packages at
+    the checked-out commit `head`."""
+    missing = _green.unproven(folder, packages, scope, head)
     if missing:
         raise FailedError("not marked green: " + "; ".join(missing))
 

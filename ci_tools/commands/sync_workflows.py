@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_tools.base.errors import InputError
-from ci_tools.base.fsutil import atomic_write_text
+from ci_tools.base.fsutil import atomic_write_text, confine
 from ci_tools.catalog import layout
 from ci_tools.commands._common import add_catalog_option, catalog_path, load
 from ci_tools.render.workflowsync import MANAGED, FileSync, sync_file
@@ -19,9 +19,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workflows",
         type=Path,
-        default=Path(layout.WORKFLOWS_DIR),
+        default=None,
         metavar="DIR",
-        help=f"the workflows folder (default: {layout.WORKFLOWS_DIR})",
+        help=f"the workflows folder (default: {layout.WORKFLOWS_DIR}, which must lie inside "
+        "the checkout once symbolic links are resolved)",
     )
     parser.add_argument(
         "--check",
@@ -50,7 +51,7 @@ def _branches(args: argparse.Namespace) -> tuple[tuple[str, ...], str]:
 
 def run(args: argparse.Namespace) -> int:
     branches, source = _branches(args)
-    directory: Path = args.workflows
+    directory: Path = args.workflows or Path(layout.WORKFLOWS_DIR)
     results = [
         sync_file(directory / name, str(directory / name), specs, branches)
         for name, specs in MANAGED.items()
@@ -74,8 +75,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    for result in stale:
-        atomic_write_text(result.path, result.new_text)
+    # Never through a link to a folder elsewhere: the checkout for the default folder, the
+    # folder itself for one named with --workflows (as `generate --out`).
+    roots = (directory,) if args.workflows is not None else (Path.cwd(),)
+    targets = [confine(result.path, roots) for result in stale]
+    for result, target in zip(stale, targets, strict=True):
+        atomic_write_text(target, result.new_text)
         _describe(result, branches, sys.stdout, verb="updated")
     return 0
 

@@ -128,6 +128,12 @@
 
   function defaultCpu(machineId) { return data.cpu_default[machineId]; }
 
+  // A table's own entry for a key from the query or a text box, never one of its prototype's
+  // (`constructor`, `__proto__`, `hasOwnProperty`): undefined where it has none.
+  function own(table, key) {
+    return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
+  }
+
   function say(text) { messages.push(text); }
   function quoted(text) { return "\u201c" + String(text).slice(0, 80) + "\u201d"; }
 
@@ -153,7 +159,7 @@
 
   function readMachine(st, value) {
     if (value === null) { return; }
-    var id = Object.prototype.hasOwnProperty.call(data.aliases, value) ? data.aliases[value] : value;
+    var id = own(data.aliases, value) || value;
     if (machine(id)) { st.machine = id; st.cpu = defaultCpu(id); return; }
     say("arch: " + quoted(value) + " is not a machine this page knows; use one of " + data.machines.map(function (m) { return m.id; }).concat(Object.keys(data.aliases)).join(", "));
   }
@@ -184,7 +190,7 @@
       }
     }
     if (cpu === null) { return; }
-    if (data.fit_sets[st.machine][cpu]) { st.cpu = cpu; return; }
+    if (own(data.fit_sets[st.machine], cpu)) { st.cpu = cpu; return; }
     say("cpu: " + quoted(cpu) + " is not a CPU of " + st.machine + "; use one of " + data.cpu_classes[st.machine].map(function (c) { return c.key; }).join(", "));
   }
 

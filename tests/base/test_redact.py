@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -76,3 +77,54 @@ def test_a_key_variable_naming_no_regular_file_is_ignored(tmp_path: Path) -> Non
     assert redact.redact("nothing to hide here", env) == "nothing to hide here"
     env = {"FLOX_PUBLISH_SIGNING_PRIVATE_KEY": str(tmp_path / "missing")}
     assert redact.redact("nothing to hide here", env) == "nothing to hide here"
+
+
+# --- issue 29: the cache's signing key, its variable and every encoding of it ---------------
+
+KEY_HALF = base64.b64encode(bytes(range(7, 71))).decode()
+KEY = f"fleet-1:{KEY_HALF}"
+
+
+def _encodings(text: str) -> list[str]:
+    raw = text.encode()
+    return [
+        text,
+        quote(text, safe=""),
+        re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), quote(text, safe="")),
+        base64.b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        raw.hex(),
+        raw.hex().upper(),
+    ]
+
+
+SIGNING_FORMS = [
+    *_encodings(KEY),
+    *_encodings(KEY_HALF),
+    base64.b64decode(KEY_HALF).hex(),  # the key's bytes, as a hex dump prints them
+    base64.b64decode(KEY_HALF).hex().upper(),
+]
+
+
+def test_the_signing_key_variable_is_redacted() -> None:
+    assert "CI_TOOLS_SIGNING_KEY" in redact.SECRET_VARIABLES
+    said = redact.redact(f"key {KEY} half {KEY_HALF}.", {"CI_TOOLS_SIGNING_KEY": KEY})
+    assert said == "key *** half ***."
+
+
+@pytest.mark.parametrize("form", SIGNING_FORMS)
+def test_the_signing_key_is_masked_in_every_encoding(form: str, tmp_path: Path) -> None:
+    said = redact.redact(f"say {form} end", {"CI_TOOLS_SIGNING_KEY": KEY})
+    assert form not in said and "***" in said
+    key_file = tmp_path / "signing.key"
+    key_file.write_text(KEY + "\n", encoding="utf-8")
+    said = redact.redact(f"say {form} end", {"FLOX_PUBLISH_SIGNING_PRIVATE_KEY": str(key_file)})
+    assert form not in said and "***" in said
+
+
+@pytest.mark.parametrize("form", SIGNING_FORMS)
+def test_what_nix_says_while_pushing_is_masked_in_every_encoding(form: str) -> None:
+    from ci_tools.base import nixcache
+
+    said = nixcache._redactor(KEY)(f"error: {form} end")
+    assert form not in said and "***" in said

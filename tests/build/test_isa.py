@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,28 @@ def test_a_disassembly_is_read_by_function() -> None:
     assert findings.first["avx2"].function == "_ZN3c103fooEv"
     assert [h.function for h in findings.above["avx512f"]] == ["_ZN3c103fooEv"]
     assert findings.general == {"_ZN3c103fooEv"}
+
+
+def test_hits_above_the_isa_are_counted_with_a_few_examples_kept() -> None:
+    # 5 million objdump lines above the ISA once took 1 GB: every hit was kept (issue 29).
+    findings = isa.Findings()
+    parser = isa._Parser(X86, isa_rules.with_implied(AVX2.cpuinfo), findings, None)
+    parser.feed("0000000000001000 <_ZN3c103fooEv>:")
+    lines = 50_000
+    tracemalloc.start()
+    try:
+        for n in range(lines):
+            parser.feed(f"    {n:x}:\tvaddps %zmm1,%zmm2,%zmm3")
+            parser.feed(f"    {n:x}:\tvpmullq %ymm1,%ymm2,%ymm3")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert findings.counts == {"avx512f": lines, "avx512dq": lines}
+    assert all(len(hits) == isa.EXAMPLES for hits in findings.above.values())
+    assert peak < 1 << 20, f"{peak} bytes for {lines} hits"
+    verdict = isa._judge(Path("libtorch_cpu.so"), AVX2, frozenset(), findings)
+    assert not verdict.ok
+    assert f"and {2 * lines - 1} more instructions above avx2" in verdict.detail
 
 
 def test_spans_merge_close_ranges_only() -> None:

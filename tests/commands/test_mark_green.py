@@ -35,7 +35,10 @@ from tests.greens import (
     proven_folder,
 )
 
-PROVEN = ("--results", str(proven_folder()))
+
+def _proven() -> tuple[str, str]:
+    """--results with records that prove every stack at the current HEAD."""
+    return ("--results", str(proven_folder()))
 
 
 def _event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, data: object) -> None:
@@ -239,7 +242,9 @@ def test_refuses_an_unknown_stack(
 
     head = git(repo, "rev-parse", "HEAD")
     fingerprint = "raw-" + "0" * 32
-    code = cli.main(["mark-green", "--fingerprint", fingerprint, "--commit", head, *args, *PROVEN])
+    code = cli.main(
+        ["mark-green", "--fingerprint", fingerprint, "--commit", head, *args, *_proven()]
+    )
     assert code == 2
     assert says in capsys.readouterr().err
     assert github.state.requests == []
@@ -262,7 +267,7 @@ def test_validates_its_arguments(
 ) -> None:
     from ci_tools import cli
 
-    assert cli.main(["mark-green", *args, *PROVEN]) == 2
+    assert cli.main(["mark-green", *args, *_proven()]) == 2
     assert says in capsys.readouterr().err
 
 
@@ -293,7 +298,7 @@ def test_the_build_legs_call_as_the_workflow_makes_it(
         "--branch",
         entry["branch"],
         *entry["packages"],
-        *PROVEN,
+        *_proven(),
         cwd=repo,
         env=step_env,
     )
@@ -406,13 +411,13 @@ def test_a_shard_marks_what_is_proven_and_notices_the_rest(
     assert {e["name"] for e in json.loads(shard.read_text())["include"]} == {
         GPU_STACK, CPU_STACK, AVX512_STACK
     }  # fmt: skip
-    root = tmp_path / "artifacts"
+    write(repo, f".flox/pkgs/{AVX512}.nix", TORCH.replace("X=1", "Z=2"))
+    head = commit_all(repo, "the avx512 recipe moved on after the plan")
+    root = tmp_path / "artifacts"  # the legs built the checked-out commit
     proven(root / f"results-{GPU_STACK}", (BASE, DEP))
     skipped = (Check(name="cpu-mlp", status=Status.SKIPPED),)
     proven(root / f"results-{CPU_STACK}", (CPU,), skipped)
     proven(root / f"results-{AVX512_STACK}", (AVX512,))
-    write(repo, f".flox/pkgs/{AVX512}.nix", TORCH.replace("X=1", "Z=2"))
-    head = commit_all(repo, "the avx512 recipe moved on after the plan")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     before = len(github.state.requests)
     code, out, err = _mark_shard(capsys, shard, root, "--commit", head)
@@ -570,3 +575,89 @@ def test_the_shard_step_as_the_workflow_runs_it(
     assert [s["context"] for s in github.statuses(head)] == [f"ci-tools/{CPU_STACK}"]
     assert f"::notice::mark-green: ci-tools/{GPU_STACK} not recorded: no records" in done.stderr
     assert "ghs_step" not in done.stdout + done.stderr
+
+
+# --- issue 29: every record counts, and only at the commit it names ---------------------------
+
+FAILED = (Check(name="cpu-mlp", status=Status.FAILED),)
+
+
+def _failed_beside_a_passing_copy(folder: Path, failed_in: str) -> Path:
+    """The CPU variant's record in `folder` and in two subfolders (an artifact download nests
+    one folder deep), failed in `failed_in` and passing in the others: sorted, the records
+    of a-copy/ are read first and those of zz-copy/ last."""
+    for where in ("top", "a-copy", "zz-copy"):
+        place = folder if where == "top" else folder / where
+        proven(place, (CPU,), FAILED if where == failed_in else None)
+    return folder
+
+
+@pytest.mark.parametrize("failed_in", ["top", "a-copy", "zz-copy"])
+def test_a_failed_record_beside_a_passing_copy_is_never_marked(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    failed_in: str,
+) -> None:
+    head, _ = plan(capsys)
+    folder = _failed_beside_a_passing_copy(tmp_path / "results", failed_in)
+    sha = git(repo, "rev-parse", "HEAD")
+    code, said = mark(capsys, CPU_STACK, head[CPU_STACK], "--results", str(folder), "--commit", sha)
+    assert code == 1, said
+    assert "not marked green" in said and "test failed: cpu-mlp" in said
+    assert all(method == "GET" for method, _ in github.state.requests)
+
+
+@pytest.mark.parametrize("failed_in", ["top", "a-copy", "zz-copy"])
+def test_a_shard_entry_with_a_failed_record_beside_a_passing_copy_is_noticed(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    failed_in: str,
+) -> None:
+    shard = _shard(repo, capsys, tmp_path)
+    root = tmp_path / "artifacts"
+    proven(root / f"results-{GPU_STACK}", (BASE, DEP))
+    _failed_beside_a_passing_copy(root / f"results-{CPU_STACK}", failed_in)
+    head = git(repo, "rev-parse", "HEAD")
+    code, _out, err = _mark_shard(capsys, shard, root, "--commit", head)
+    assert code == 0, err
+    assert [s["context"] for s in github.statuses(head)] == [f"ci-tools/{GPU_STACK}"]
+    assert f"ci-tools/{CPU_STACK} not recorded: not proven: {CPU} (test failed: cpu-mlp" in err
+
+
+OTHER = "b" * 40
+
+
+def test_records_of_another_commit_prove_nothing(
+    repo: Path, github: GitHubDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    head, _ = plan(capsys)
+    sha = git(repo, "rev-parse", "HEAD")
+    for commit, says in ((OTHER, f"a record of commit {OTHER[:12]}"), ("", "names no commit")):
+        folder = proven(tmp_path / f"results-{commit or 'none'}", (CPU,))
+        for path in folder.iterdir():  # as another commit's build wrote it
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data["commit"] = commit
+            path.write_text(json.dumps(data), encoding="utf-8")
+        args = ("--results", str(folder), "--commit", sha)
+        code, said = mark(capsys, CPU_STACK, head[CPU_STACK], *args)
+        assert code == 1, said
+        assert "not marked green" in said and says in said
+    assert all(method == "GET" for method, _ in github.state.requests)
+
+
+def test_a_shard_entry_proven_at_another_commit_is_noticed(
+    repo: Path, github: GitHubDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    shard = _shard(repo, capsys, tmp_path)
+    root = tmp_path / "artifacts"
+    proven(root / f"results-{GPU_STACK}", (BASE, DEP))
+    proven(root / f"results-{CPU_STACK}", (CPU,), commit=OTHER)
+    head = git(repo, "rev-parse", "HEAD")
+    code, _out, err = _mark_shard(capsys, shard, root, "--commit", head)
+    assert code == 0, err
+    assert [s["context"] for s in github.statuses(head)] == [f"ci-tools/{GPU_STACK}"]
+    assert f"ci-tools/{CPU_STACK} not recorded: not proven: {CPU} (a record of commit" in err

@@ -112,7 +112,7 @@ def _run(
     seed: int = 0,
 ) -> tuple[harness.Run, float, int]:
     repo, results, head = checkout
-    words = {"RESULTS": results.as_posix(), "HEAD": head, "PROVEN": str(proven_folder())}
+    words = {"RESULTS": results.as_posix(), "HEAD": head, "PROVEN": str(proven_folder(head))}
     if "FINGERPRINT" in COMMANDS[command]:
         words["FINGERPRINT"] = _fingerprint(repo, STACK)
     argv = [words.get(a, a) for a in COMMANDS[command]]

@@ -208,6 +208,25 @@ def test_garbage_gives_a_message_never_a_blank_page(
         assert browser.find_element("id", "messages").text
 
 
+INHERITED = ("constructor", "__proto__", "hasOwnProperty", "toString")
+
+
+@pytest.mark.parametrize("name", INHERITED)
+@pytest.mark.parametrize("param", ["cpu", "arch", "gpu"])
+def test_inherited_property_names_are_no_known_values(
+    browser: Any, page_file: Path, param: str, name: str
+) -> None:
+    # Issue 29: ?cpu=constructor was found on the lookup table's prototype and taken.
+    open_page(browser, page_file, urlencode({"arch": "x86_64", param: name}))
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+    messages = browser.find_element("id", "messages").text
+    assert f"{param}: \u201c{name}\u201d is not a" in messages
+    values = _selected(browser)
+    assert name not in values.values()
+    assert browser.find_element("css selector", "#answer h2").get_attribute("data-package")
+
+
 def test_sm110_on_x86_is_dimmed_with_the_reason(browser: Any, page_file: Path) -> None:
     open_page(browser, page_file, "gpu=sm110&arch=x86_64&branch=cuda-13_0")
     machine = browser.find_element("css selector", "#machine option[value=x86_64]")

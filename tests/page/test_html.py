@@ -71,3 +71,15 @@ def test_a_script_that_could_end_its_tag_is_refused(tmp_path: Path) -> None:
 def test_missing_templates_are_bad_input(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not found; run ci-tools in the repository root"):
         html.render(tmp_path, _data(), [])
+
+
+def test_query_values_index_tables_only_through_own() -> None:
+    # Without a browser: where the script reads the query (fromQuery .. toQuery), a value from
+    # the URL looks a table up only through own(), never as table[value], which finds
+    # `constructor` or `__proto__` on every object's prototype (issue 29).
+    script = (TEMPLATES / "page" / "selector.js").read_text(encoding="utf-8")
+    reading = script[script.index("function fromQuery(") : script.index("function toQuery(")]
+    raw = re.findall(r"[\w\]]\[(?:value|cpu|gpu|cc|flags|b|py|w|d|id)\]", reading)
+    assert raw == [], f"look these up with own(table, key): {raw}"
+    assert "function own(table, key)" in script
+    assert "Object.prototype.hasOwnProperty.call(table, key)" in script

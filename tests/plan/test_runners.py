@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ci_tools.base.errors import SourceError
+from ci_tools.catalog import grammar
 from ci_tools.catalog.model import Kind, Platform
 from ci_tools.plan.matrix import Target
 from ci_tools.plan.runners import (
@@ -356,6 +357,37 @@ def test_a_bad_cache_is_refused_at_its_line(
     line = {"url": 5, "key": 6, "secret": 7}[field]
     assert len(found) == 1 and found[0].startswith(f"runners.yaml:{line}:"), found
     assert says in found[0]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///srv/c?secret-key=/etc/nix/cache.sec",
+        "s3://acme-nix-cache?region=eu-west-1&secret-key=/home/runner/key",
+        "https://cache.example.org/acme?compression=zstd&secret-keys=/a,/b",
+        "https://cache.example.org?local-nar-cache=/tmp/nars",
+        "file:///srv/c?ssh-key=/root/.ssh/id_ed25519",
+        "file:///srv/c?priority=10&state=/nix/var&log=/tmp/log",
+    ],
+)
+def test_a_cache_url_setting_that_makes_nix_read_a_local_file_is_refused(
+    tmp_path: Path, url: str
+) -> None:
+    # Issue 29: ?secret-key=PATH makes Nix read that file and sign with it.
+    found = problems(tmp_path, CACHE.format(url=url, key=GOOD_KEY, secret="NIX_CACHE_KEY"))
+    assert len(found) == 1 and found[0].startswith("runners.yaml:5:"), found
+    assert "makes Nix read a file of the machine it runs on" in found[0], found
+    assert "remove it" in found[0]
+    setting = next(
+        name for name in grammar.LOCAL_FILE_SETTINGS if f"{name}=" in url.split("?", 1)[1]
+    )
+    assert f"`{setting}`" in found[0]
+
+
+def test_a_cache_url_may_set_settings_that_read_no_file(tmp_path: Path) -> None:
+    url = "s3://acme-nix-cache?region=eu-west-1&compression=zstd&priority=30&secret-keyring=x"
+    inventory = load(tmp_path, CACHE.format(url=url, key=GOOD_KEY, secret="NIX_CACHE_KEY"))
+    assert inventory.cache is not None and inventory.cache.url == url
 
 
 def test_a_cpu_flag_no_isa_needs_is_refused_at_its_line(tmp_path: Path) -> None:

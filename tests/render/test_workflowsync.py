@@ -236,3 +236,33 @@ def test_unreadable_workflow_is_bad_input(build_repo: Path, run_cli: CliRunner) 
 def test_shipped_workflows_match_the_shipped_catalog(run_cli: CliRunner) -> None:
     done = run_cli("sync-workflows", "--check")
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("linked", [".github/workflows", ".github"])
+def test_symlinked_workflows_folder_is_refused(
+    build_repo: Path, tmp_path_factory: pytest.TempPathFactory, run_cli: CliRunner, linked: str
+) -> None:
+    # A checkout whose workflows folder (or .github) is a link to a folder elsewhere: the
+    # files there are not rewritten, and the refusal names the path and the fix.
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    moved = elsewhere / "moved"
+    shutil.move(str(build_repo / linked), str(moved))
+    (build_repo / linked).symlink_to(moved, target_is_directory=True)
+    before = {p: p.read_bytes() for p in moved.rglob("*.yml")}
+    done = run_cli("sync-workflows", cwd=build_repo)
+    assert done.returncode == 2, done.stderr
+    assert "through a symbolic link" in done.stderr
+    assert "replace the link with a folder" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert {p: p.read_bytes() for p in moved.rglob("*.yml")} == before
+    # --check writes nothing, so reading through the link stays allowed.
+    assert run_cli("sync-workflows", "--check", cwd=build_repo).returncode == 1
+
+
+def test_workflows_folder_named_with_option_may_be_anywhere(
+    build_repo: Path, run_cli: CliRunner
+) -> None:
+    workflows = build_repo / ".github" / "workflows"
+    done = run_cli("sync-workflows", "--workflows", str(workflows), cwd=build_repo)
+    assert done.returncode == 0, done.stderr
+    assert (workflows / CI_WORKFLOW).read_text(encoding="utf-8") == CI_SYNCED

@@ -49,6 +49,11 @@ class Hit:
     function: str
 
 
+# Instructions above the ISA kept as examples, per feature; the rest are only counted (5
+# million lines of objdump above the ISA once held a gigabyte).
+EXAMPLES = 5
+
+
 class _Enough(Exception):
     """Every feature looked for has been seen: stop reading this span."""
 
@@ -56,10 +61,11 @@ class _Enough(Exception):
 @dataclass
 class Findings:
     """What a scan saw: the first instruction of each feature anywhere, and the instructions
-    above the ISA in torch's own code."""
+    above the ISA in torch's own code: how many of each feature, and the first `EXAMPLES`."""
 
     first: dict[str, Hit] = field(default_factory=dict)
     above: dict[str, list[Hit]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
     general: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -117,7 +123,11 @@ class _Parser:
                 hit = Hit(flag=flag, instruction=shown, function=self.function)
                 self.findings.first.setdefault(flag, hit)
                 if self.general and flag not in self.allowed:
-                    self.findings.above.setdefault(flag, []).append(hit)
+                    counts = self.findings.counts
+                    counts[flag] = counts.get(flag, 0) + 1
+                    examples = self.findings.above.setdefault(flag, [])
+                    if len(examples) < EXAMPLES:
+                        examples.append(hit)
             if self.wanted is not None and self.wanted <= self.findings.first.keys():
                 raise _Enough
 
@@ -343,7 +353,7 @@ def _judge(library: Path, target: Target, wanted: frozenset[str], findings: Find
         )
     if findings.above:
         flag, hits = sorted(findings.above.items())[0]
-        others = sum(len(h) for h in findings.above.values()) - 1
+        others = sum(findings.counts.values()) - 1
         return Verdict(
             ok=False,
             detail=f"{library.name}: {hits[0].function} holds {hits[0].instruction} "
