@@ -318,6 +318,40 @@ def test_platform_without_pool_names_it_and_its_variants(
     assert {tuple(e["runs_on"]) for e in json.loads(ok.stdout)["include"]} == {("a",)}
 
 
+@pytest.mark.parametrize(
+    ("test_runner_labels", "cache", "says"),
+    [
+        # Every label of the test runner is a pool's: GitHub may run its jobs on a pool host.
+        ("[self-hosted, Linux, X64]", "", "test_runners[0].labels: builders.x86_64-linux has"),
+        # A cache that could not carry a build to the test runner: refused, never a split.
+        (
+            "[self-hosted, Linux, X64, gpu-sm90]",
+            "cache:\n  url: file:///srv/nix-cache\n",
+            'runners.yaml:10: cache is missing the required key "public_keys"',
+        ),
+    ],
+)
+def test_an_inventory_whose_routes_cannot_be_served_is_refused(
+    tmp_path: Path, run_cli: CliRunner, test_runner_labels: str, cache: str, says: str
+) -> None:
+    """Issue 28: `ci-tools matrix` never emits a route the inventory cannot serve."""
+    root = _repo_copy(
+        tmp_path,
+        "builders:\n"
+        "  x86_64-linux:\n"
+        "    labels: [self-hosted, Linux, X64, builder-x86_64]\n"
+        "test_runners:\n"
+        f"  - labels: {test_runner_labels}\n"
+        "    platform: x86_64-linux\n"
+        "    sm: sm90\n"
+        "    cpu_flags: [avx2]\n" + cache,
+    )
+    result = run_cli("matrix", "--branch", "main", "--platform", "x86_64-linux", cwd=root)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "runners.yaml:" in result.stderr and says in result.stderr, result.stderr
+
+
 def test_explicit_runners_file_must_exist(tmp_path: Path, run_cli: CliRunner) -> None:
     result = run_cli("matrix", "--runners", str(tmp_path / "none.yaml"))
     assert result.returncode == 2
