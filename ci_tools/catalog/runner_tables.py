@@ -126,12 +126,18 @@ RUNNERS = Table(
         Field(
             "test_runners",
             ListOf(TEST_RUNNER),
-            "Machines with a GPU, which only test: the variants of their SM, and any whose "
-            "ISA no builder pool runs.",
+            "Machines with a GPU, which test the variants of their SM, and any whose ISA no "
+            "builder pool runs; without a cache they also build what they test.",
             default=(),
             nullable=True,
         ),
         Field("preflight", PREFLIGHT, PREFLIGHT.doc),
-        Field("cache", CACHE, CACHE.doc, default_doc="none: every leg builds what it needs"),
+        Field(
+            "cache",
+            CACHE,
+            CACHE.doc,
+            default_doc="none: each stack builds on the runner that tests it (a test runner "
+            "builds what it tests), and no leg substitutes",
+        ),
     ),
 )

@@ -55,9 +55,12 @@ def build_of(
     if nixcache.is_valid(path, env):
         return _linked(path, link, env, "already in this runner's store")
     if cache is None:
+        # The matrix routes no test leg away from its build without a cache: the build leg
+        # ran on another host that has the same labels (a pool of several hosts).
         return _failed(
             f"{path} is not in this runner's store and runners.yaml names no cache to take "
-            "it from: add `cache:`, or test on the runner that built it"
+            "it from: its build leg ran on another host with the same labels. Add `cache:`, "
+            "or give the pool one host"
         )
     pushed = build.cache
     if pushed is None or pushed.status is not CacheStatus.PUSHED:

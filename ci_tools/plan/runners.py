@@ -2,8 +2,12 @@
 
 Builder pools, one per platform, carry the self-hosted labels, a timeout and optionally the
 `/proc/cpuinfo` flags of their CPUs; they build. Test runners advertise a GPU (SM) and their
-CPU flags; they only test. `place` decides, for one variant, its build leg (always its
-platform's pool) and its test leg, which the build leg's binary cache (`cache`) feeds:
+CPU flags; with a binary cache (`cache`) they only test. `place` decides, for one variant,
+its build leg and its test leg. With a cache the build leg is always its platform's pool,
+and the cache carries the build to the test leg. Without one nothing can carry it to
+another runner's store, so a variant routed to a test runner builds there too (the build
+leg runs on the test runner's labels, with its timeout), and no test leg is ever routed away
+from its build. The test leg:
 
 * `gpu`    a test runner with the variant's SM whose CPU runs the variant's ISA: every check
            runs (darwin: the Mac pool, whose MPS GPU every Apple-silicon Mac has);
@@ -107,8 +111,8 @@ class Inventory:
 
 @dataclass(frozen=True, kw_only=True)
 class Placement:
-    runs_on: tuple[str, ...]  # the build leg: the platform's builder pool
-    timeout_minutes: int
+    runs_on: tuple[str, ...]  # the build leg: the platform's pool; without a cache the test leg's
+    timeout_minutes: int  # the build leg's
     test: CheckScope
     test_reason: str
     test_runs_on: tuple[str, ...]  # the test leg
@@ -138,9 +142,13 @@ def place(inventory: Inventory, variant: Placeable) -> Placement | None:
         runner: GpuRunner | None = None,
     ) -> Placement:
         timeouts = runner.timeouts if runner is not None and runner.timeouts else pool.timeouts
+        build_on, build_minutes = pool.labels, pool.timeouts[variant.kind]
+        if runner is not None and inventory.cache is None:
+            # No cache carries the build to the test runner's store: the test runner builds it.
+            build_on, build_minutes = runner.labels, timeouts[variant.kind]
         return Placement(
-            runs_on=pool.labels,
-            timeout_minutes=pool.timeouts[variant.kind],
+            runs_on=build_on,
+            timeout_minutes=build_minutes,
             test=scope,
             test_reason=reason,
             test_runs_on=labels,
@@ -259,6 +267,7 @@ def load_inventory(
         )
         if known_flags is not None:
             _check_flags(record, frozenset(known_flags), problems)
+        _check_exclusive(record, problems)
     problems.raise_if_any()
     assert record is not None
     cache = record["cache"]
@@ -290,6 +299,37 @@ def _check_flags(record: Record, known: frozenset[str], problems: Problems) -> N
                     f'{where}.cpu_flags: "{flag}" is no flag the catalog\'s ISAs need'
                     f"{did_you_mean(flag, set(known))}; known: {', '.join(sorted(known))}",
                 )
+
+
+def _check_exclusive(record: Record, problems: Problems) -> None:
+    """A job runs on any runner that has all its labels: a test runner whose labels another
+    runner also has cannot be served. Its GPU tests may run on that runner, and without a
+    cache its build may run on one host and its test on the other, whose store lacks it."""
+    pools = record.get("builders") or {}
+    others = [(f"builders.{name}", pool) for name, pool in pools.items() if pool is not None]
+    runners = [
+        (f"test_runners[{i}]", runner)
+        for i, (runner, _) in enumerate(record.get("test_runners") or ())
+        if runner is not None
+    ]
+    for index, (where, runner) in enumerate(runners):
+        labels = _label_set(runner)
+        if not labels:
+            continue
+        rivals = others + [r for j, r in enumerate(runners) if j != index]
+        for other, owner in rivals:
+            if labels <= _label_set(owner):
+                problems.add(
+                    runner.node.file,
+                    runner.value_line("labels"),
+                    f"{where}.labels: {other} has every one of them, so a job routed to this "
+                    f"test runner may run there: give it a label of its own (gpu-{runner['sm']})",
+                )
+                break
+
+
+def _label_set(owner: Record) -> frozenset[str]:
+    return frozenset(label for label, _ in owner.get("labels") or ())
 
 
 def _cache(cache: Record) -> BinaryCache:

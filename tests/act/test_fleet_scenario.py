@@ -4,7 +4,9 @@ runner of the fleet can run, published on its static proofs.
 
 The fleet here: runners.yaml as shipped (an x86_64 pool whose CPUs lack avx512_bf16, and a
 test runner labelled `gpu-sm90` whose CPU has it) plus `cache:` naming a `file://` binary
-cache and the fleet's real key pair (`nix-store --generate-binary-cache-key`). act runs every
+cache and the fleet's real key pair (`nix-store --generate-binary-cache-key`): the cache is
+what splits the legs (without one the gpu-sm90 host builds what it tests,
+tests/act/test_gpu_host_scenario.py). act runs every
 job on this host (its limit 8), so each test leg's Nix store is a store of its own: its own
 database, logs and nix.conf at the builders' store directory (tests/act/hooks/runner_store.py),
 where a path is valid only once built or copied there. What the assertions read:
@@ -141,6 +143,26 @@ def small_torch(folder: Path, host: HostTorch) -> Path:
     return description
 
 
+def push_of_a_bf16_stack(s: Scenario, host: HostTorch) -> tuple[str, str]:
+    """Main's PyTorch becomes the host's, every stack green at that commit (`before`); then
+    main's PyTorch (not TorchVision) gains avx512bf16 (`after`): one new stack of one variant,
+    which only the gpu-sm90 host's CPU runs."""
+    host_torch.make_main_host_torch(s, host, cpu=["avx2"])
+    before = s.head()
+    planned = s.ci_tools("matrix", "--branch", "main", "--fingerprints").stdout
+    for entry in json.loads(planned)["include"]:
+        s.github.seed_status(
+            before,
+            "success",
+            statuses.context(entry["name"]),
+            statuses.description(entry["fingerprint"]),
+        )
+    catalog = s.work / "catalog.yaml"
+    catalog.write_text(catalog.read_text().replace("cpu: [avx2]\n", f"cpu: [avx2, {ISA}]\n", 1))
+    s.ci_tools("generate", "--branch", "main")
+    return before, s.commit({}, f"catalog: PyTorch for {ISA} on main")
+
+
 def builds_by_job(s: Scenario) -> list[tuple[str, str]]:
     return [
         (call.get("job", ""), name)
@@ -164,22 +186,7 @@ def test_built_on_the_pool_checked_on_sm90_from_the_cache_then_published_on_stat
     runners = s.work / "runners.yaml"
     runners.write_text(with_cache(runners.read_text(), f"file://{cache}", public))
     s.commit({}, "fleet: the binary cache")
-    host_torch.make_main_host_torch(s, host, cpu=["avx2"])
-    before = s.head()
-    for entry in json.loads(s.ci_tools("matrix", "--branch", "main", "--fingerprints").stdout)[
-        "include"
-    ]:
-        s.github.seed_status(
-            before,
-            "success",
-            statuses.context(entry["name"]),
-            statuses.description(entry["fingerprint"]),
-        )
-    # Main's PyTorch (not TorchVision) gains avx512bf16: one new stack of one variant.
-    catalog = s.work / "catalog.yaml"
-    catalog.write_text(catalog.read_text().replace("cpu: [avx2]\n", f"cpu: [avx2, {ISA}]\n", 1))
-    s.ci_tools("generate", "--branch", "main")
-    after = s.commit({}, f"catalog: PyTorch for {ISA} on main")
+    before, after = push_of_a_bf16_stack(s, host)
     variant, stack = host.variant(ISA), host.stack(ISA)
     sm90_store = tmp_path / "runner-gpu-sm90"
 

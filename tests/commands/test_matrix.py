@@ -318,6 +318,40 @@ def test_platform_without_pool_names_it_and_its_variants(
     assert {tuple(e["runs_on"]) for e in json.loads(ok.stdout)["include"]} == {("a",)}
 
 
+@pytest.mark.parametrize(
+    ("test_runner_labels", "cache", "says"),
+    [
+        # Every label of the test runner is a pool's: GitHub may run its jobs on a pool host.
+        ("[self-hosted, Linux, X64]", "", "test_runners[0].labels: builders.x86_64-linux has"),
+        # A cache that could not carry a build to the test runner: refused, never a split.
+        (
+            "[self-hosted, Linux, X64, gpu-sm90]",
+            "cache:\n  url: file:///srv/nix-cache\n",
+            'runners.yaml:10: cache is missing the required key "public_keys"',
+        ),
+    ],
+)
+def test_an_inventory_whose_routes_cannot_be_served_is_refused(
+    tmp_path: Path, run_cli: CliRunner, test_runner_labels: str, cache: str, says: str
+) -> None:
+    """Issue 28: `ci-tools matrix` never emits a route the inventory cannot serve."""
+    root = _repo_copy(
+        tmp_path,
+        "builders:\n"
+        "  x86_64-linux:\n"
+        "    labels: [self-hosted, Linux, X64, builder-x86_64]\n"
+        "test_runners:\n"
+        f"  - labels: {test_runner_labels}\n"
+        "    platform: x86_64-linux\n"
+        "    sm: sm90\n"
+        "    cpu_flags: [avx2]\n" + cache,
+    )
+    result = run_cli("matrix", "--branch", "main", "--platform", "x86_64-linux", cwd=root)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "runners.yaml:" in result.stderr and says in result.stderr, result.stderr
+
+
 def test_explicit_runners_file_must_exist(tmp_path: Path, run_cli: CliRunner) -> None:
     result = run_cli("matrix", "--runners", str(tmp_path / "none.yaml"))
     assert result.returncode == 2
@@ -405,11 +439,11 @@ def test_what_does_not_fit_waits_for_the_next_run(tmp_path: Path, run_cli: CliRu
     total = sum(len(outputs[f"matrix-{i}"].encode("utf-16-le")) for i in range(4))
     assert total < 1_000_000
     # Each entry carries its build leg and its test leg (issue 18): more shards take more, up
-    # to what GitHub's 1 MB of job outputs holds, here 1043 entries.
+    # to what GitHub's 1 MB of job outputs holds, here 1042 entries.
     wider = run_cli(*args, "--max-shards", "6", cwd=root, env={"GITHUB_OUTPUT": str(out)})
     assert wider.returncode == 0, wider.stderr
-    assert len(json.loads(wider.stdout)["include"]) == 1043
-    assert "39 of 1082 stacks wait for the next run" in wider.stderr
+    assert len(json.loads(wider.stdout)["include"]) == 1042
+    assert "40 of 1082 stacks wait for the next run" in wider.stderr
 
 
 def test_over_1024_stacks_converge_over_successive_pushes(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,13 @@ from ci_tools.catalog.model import Catalog, Kind, Platform
 from ci_tools.catalog.variants import expand
 from ci_tools.plan import matrix
 from ci_tools.plan.matrix import Group, Selection, Target
-from ci_tools.plan.runners import Inventory, Pool, default_inventory, load_inventory
+from ci_tools.plan.runners import (
+    BinaryCache,
+    Inventory,
+    Pool,
+    default_inventory,
+    load_inventory,
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +72,12 @@ def test_stack_builds_pytorch_before_torchvision(
         "branch": "main",
         "packages": list(entry.packages),
         "platform": "x86_64-linux",
-        "runs_on": ["self-hosted", "Linux", "X64", "builder-x86_64"],
+        # The shipped inventory names no cache to carry a pool's build to the GPU host: the
+        # GPU host builds and tests it.
+        "runs_on": ["self-hosted", "Linux", "X64", "gpu-sm90"],
         "timeout_minutes": 360,
         "test": "gpu",
         "test_reason": "",
-        # Built on the pool, tested on the GPU host, which builds nothing.
         "test_runs_on": ["self-hosted", "Linux", "X64", "gpu-sm90"],
         "test_timeout_minutes": 360,
     }
@@ -166,7 +174,7 @@ def test_test_scope_follows_the_inventory(catalog: Catalog, shipped_inventory: I
     # The pool's CPUs lack avx512_bf16, the GPU host's have it: tested there.
     bf16 = by_name["py313-cpu-avx512bf16"]
     assert (bf16.test.value, bf16.test_reason) == ("cpu", "")
-    assert bf16.test_runs_on[-1] == "gpu-sm90" and bf16.runs_on[-1] == "builder-x86_64"
+    assert bf16.test_runs_on[-1] == "gpu-sm90" and bf16.runs_on[-1] == "gpu-sm90"
     assert by_name["py313-darwin-mps"].test.value == "gpu"
     assert by_name["py313-darwin-mps"].runs_on == (
         "self-hosted",
@@ -174,6 +182,50 @@ def test_test_scope_follows_the_inventory(catalog: Catalog, shipped_inventory: I
         "ARM64",
         "builder-darwin",
     )
+
+
+# The stacks of each branch the shipped inventory routes to the gpu-sm90 host: its sm90
+# stacks and the CPU stacks whose ISA only its CPU runs (avx512bf16).
+ON_THE_GPU_HOST = {"main": 10, "cuda-12_9": 12, "cuda-13_0": 12}
+
+
+@pytest.mark.parametrize(("branch", "stacks"), [("main", 45), ("cuda-12_9", 58), ("cuda-13_0", 60)])
+def test_without_a_cache_no_test_leg_leaves_its_build_runner(
+    catalog: Catalog, shipped_inventory: Inventory, branch: str, stacks: int
+) -> None:
+    """The shipped inventory names no cache: nothing carries a build into another runner's
+    store, so every stack tests where it built, and the GPU host builds what it tests."""
+    assert shipped_inventory.cache is None
+    entries = plan(catalog, shipped_inventory, branch)
+    assert len(entries) == stacks
+    for entry in entries:
+        placed = entry.placement
+        assert placed.runs_on == placed.test_runs_on, entry.name
+        assert placed.timeout_minutes == placed.test_timeout_minutes, entry.name
+    on_host = [e for e in entries if e.placement.runs_on[-1] == "gpu-sm90"]
+    assert len(on_host) == ON_THE_GPU_HOST[branch]
+    assert {e.placement.test.value for e in on_host} <= {"gpu", "cpu"}
+
+
+@pytest.mark.parametrize("branch", sorted(ON_THE_GPU_HOST))
+def test_with_a_cache_the_pool_builds_and_the_gpu_host_tests(
+    catalog: Catalog, shipped_inventory: Inventory, branch: str
+) -> None:
+    cached = replace(
+        shipped_inventory,
+        cache=BinaryCache(
+            url="file:///srv/nix-cache",
+            public_keys=("ci-cache-1:" + "A" * 43 + "=",),
+            signing_key_secret="NIX_CACHE_SIGNING_KEY",
+        ),
+    )
+    entries = plan(catalog, cached, branch)
+    split = [e for e in entries if e.placement.runs_on != e.placement.test_runs_on]
+    assert len(split) == ON_THE_GPU_HOST[branch]
+    for entry in split:
+        assert entry.placement.runs_on[-1] == "builder-x86_64"
+        assert entry.placement.test_runs_on[-1] == "gpu-sm90"
+    assert not any(e.placement.runs_on[-1] == "gpu-sm90" for e in entries)
 
 
 def test_default_inventory_labels_and_untested_builds(catalog: Catalog) -> None:

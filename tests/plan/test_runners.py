@@ -96,14 +96,41 @@ def test_shipped_inventory_loads(repo_root: Path) -> None:
     assert [r.labels[-1] for r in inventory.test_runners] == ["gpu-sm90"]
 
 
+WITH_CACHE = (
+    INVENTORY
+    + """cache:
+  url: file:///srv/nix-cache
+  public_keys: ["ci-cache-1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
+  signing_key_secret: NIX_CACHE_SIGNING_KEY
+"""
+)
+
+
 def test_gpu_runner_whose_cpu_runs_the_isa(tmp_path: Path) -> None:
-    placed = place(load(tmp_path, INVENTORY), variant())
+    placed = place(load(tmp_path, WITH_CACHE), variant())
     assert placed is not None
-    # Built on the pool, tested on the GPU runner (with the runner's own timeout).
+    # Built on the pool, tested on the GPU runner (with the runner's own timeout): the cache
+    # carries the build from one to the other.
     assert placed.runs_on == ("self-hosted", "Linux", "X64")
     assert placed.test_runs_on == ("self-hosted", "Linux", "X64", "gpu-sm90")
     assert placed.test is CheckScope.GPU and placed.test_reason == ""
     assert (placed.timeout_minutes, placed.test_timeout_minutes) == (400, 600)
+
+
+def test_without_a_cache_the_test_runner_builds_what_it_tests(tmp_path: Path) -> None:
+    """Nothing could carry the pool's build into the GPU host's store: the host builds it."""
+    inventory = load(tmp_path, INVENTORY)
+    assert inventory.cache is None
+    for target in (variant(), variant(sm=None, isa="avx512bf16", cpuinfo=AVX512_BF16)):
+        placed = place(inventory, target)
+        assert placed is not None
+        assert placed.runs_on == placed.test_runs_on == ("self-hosted", "Linux", "X64", "gpu-sm90")
+        assert placed.timeout_minutes == placed.test_timeout_minutes == 600
+    # A variant tested on its pool builds there, as with a cache.
+    pooled = place(inventory, variant(sm="sm80", cpuinfo=("avx2", "fma")))
+    assert pooled is not None
+    assert pooled.runs_on == pooled.test_runs_on == ("self-hosted", "Linux", "X64")
+    assert pooled.timeout_minutes == 400
 
 
 def test_an_isa_no_runner_runs_is_proven_statically_on_the_pool(tmp_path: Path) -> None:
@@ -130,7 +157,7 @@ def test_pool_cpu_test_when_no_gpu_runner_matches(tmp_path: Path) -> None:
 
 def test_a_cpu_isa_only_a_test_runner_runs_is_tested_there(tmp_path: Path) -> None:
     cpu = variant(sm=None, isa="avx512bf16", cpuinfo=AVX512_BF16)
-    placed = place(load(tmp_path, INVENTORY), cpu)
+    placed = place(load(tmp_path, WITH_CACHE), cpu)
     assert placed is not None
     assert placed.test is CheckScope.CPU
     assert placed.runs_on == ("self-hosted", "Linux", "X64")
@@ -398,3 +425,25 @@ def test_a_cpu_flag_no_isa_needs_is_refused_at_its_line(tmp_path: Path) -> None:
     found = [str(p) for p in caught.value.problems]
     assert len(found) == 1 and found[0].startswith("runners.yaml:19:"), found
     assert '"avx512_bf61" is no flag' in found[0] and 'did you mean "avx512_bf16"' in found[0]
+
+
+@pytest.mark.parametrize(
+    ("labels", "other"),
+    [
+        ("[self-hosted, Linux, X64]", "builders.x86_64-linux"),
+        ("[self-hosted, Linux]", "builders.x86_64-linux"),
+        ("[self-hosted, Linux, gpu-sm90-old]", "test_runners[0]"),
+    ],
+)
+def test_a_test_runner_without_a_label_of_its_own_is_refused(
+    tmp_path: Path, labels: str, other: str
+) -> None:
+    """Another runner with all its labels may take its jobs: a GPU test on a host without the
+    GPU, or (without a cache) a build on one host and its test on another."""
+    text = INVENTORY.replace("[self-hosted, Linux, X64, gpu-sm90]\n", labels + "\n", 1)
+    assert text != INVENTORY
+    found = problems(tmp_path, text)
+    assert found == [
+        f"runners.yaml:16: test_runners[1].labels: {other} has every one of them, so a job "
+        "routed to this test runner may run there: give it a label of its own (gpu-sm90)"
+    ]

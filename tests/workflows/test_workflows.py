@@ -218,6 +218,10 @@ def test_the_selector_page_is_built_after_the_release_and_deployed_outside_a_dry
     jobs_ = load(WORKFLOWS / "release.yml")["jobs"]
     page, deploy = jobs_["page"], jobs_["page-deploy"]
     assert page["needs"] == ["plan", "release"]
+    # Issue 28 item 5: only after a successful release. A failed one (every build failed)
+    # deployed a page of install lines for variants never published.
+    assert "needs.release.result == 'success'" in page["if"]
+    assert "needs.release.result !=" not in page["if"]
     assert page["permissions"] == {"contents": "read"}
     steps_ = [step.get("uses", step.get("name", "")).split("@")[0] for step in page["steps"]]
     assert steps_[-1] == "actions/upload-pages-artifact"
@@ -480,6 +484,25 @@ def test_mark_green_installs_nix_as_the_plan_does() -> None:
     assert "nix-bin" in marking["run"]
     setup = [s for j in (plan, mark) for s in j["steps"] if "setup-python@" in str(s.get("uses"))]
     assert len(setup) == 2 and setup[0] == setup[1]
+
+
+def test_the_release_plan_computes_fingerprints_of_cis_kind() -> None:
+    """Issue 28 item 5: without Nix's parser the release's plan computed `raw-` fingerprints
+    on GitHub's runner, and CI's plan (`--fingerprint-kind nix`) ignored every green the
+    release recorded. It installs the parser as ci.yml's plan does and asks for CI's kind,
+    so a runner without Nix fails the plan instead of recording greens nobody reads."""
+    ci_plan = load(WORKFLOWS / "ci.yml")["jobs"]["plan"]
+    plan = load(WORKFLOWS / "release.yml")["jobs"]["plan"]
+    assert plan["runs-on"] == ci_plan["runs-on"] == "ubuntu-latest"
+    (theirs,) = [s for s in ci_plan["steps"] if s.get("name") == "Install Nix's parser"]
+    (ours,) = [s for s in plan["steps"] if s.get("name") == "Install Nix's parser"]
+    assert ours == theirs
+    names = [s.get("name", "") for s in plan["steps"]]
+    assert names.index("Install Nix's parser") < names.index("Plan the matrix")
+    matrix_step = next(s for s in plan["steps"] if s.get("id") == "matrix")
+    ci_matrix = next(s for s in ci_plan["steps"] if s.get("id") == "matrix")
+    for run in (matrix_step["run"], ci_matrix["run"]):
+        assert "--fingerprint-kind nix" in run
 
 
 def test_a_dry_run_release_names_no_environment_marks_nothing_and_gets_no_token() -> None:
