@@ -97,30 +97,55 @@ class NixReader:
     def _parse_chunk(
         self, root: Path, chunk: list[str], files: Mapping[str, bytes]
     ) -> dict[str, NixFile]:
-        lines = self._parse(root, chunk)
-        if lines is not None and len(lines) == len(chunk):
-            return {p: _parsed(root, p, line) for p, line in zip(chunk, lines, strict=True)}
-        # One file Nix refuses fails the whole call: parse one by one to find it.
+        """Parse `chunk` in one call. Nix stops at the first file it refuses, having printed
+        the lines of those before it, and names that file in its error: those are kept, the
+        refused one read raw, and the rest parsed in the next call, so each refused file
+        costs one call more. A failure that names no file is split in halves instead."""
         out: dict[str, NixFile] = {}
-        for path in chunk:
-            single = self._parse(root, [path])
-            if single is not None and len(single) == 1:
-                out[path] = _parsed(root, path, single[0])
-            else:
-                out[path] = _raw(path, files[path], self._error(root, path))
+        rest = chunk
+        while rest:
+            lines, error = self._parse(root, rest)
+            if error is None:
+                out.update({p: _parsed(root, p, line) for p, line in zip(rest, lines, strict=True)})
+                return out
+            done = len(lines)
+            refused = rest[done] if done < len(rest) else None
+            if refused is None or f"{root}/{refused}:" not in error:
+                if len(rest) == 1:
+                    out[rest[0]] = _raw(rest[0], files[rest[0]], _first_error(root, error))
+                    return out
+                half = len(rest) // 2
+                out.update(self._parse_chunk(root, rest[:half], files))
+                out.update(self._parse_chunk(root, rest[half:], files))
+                return out
+            out.update(
+                {p: _parsed(root, p, line) for p, line in zip(rest[:done], lines, strict=True)}
+            )
+            out[refused] = _raw(refused, files[refused], _first_error(root, error))
+            rest = rest[done + 1 :]
         return out
 
-    def _parse(self, root: Path, paths: list[str]) -> list[str] | None:
+    def _parse(self, root: Path, paths: list[str]) -> tuple[list[str], str | None]:
+        """The lines Nix printed, one a file from the first; and its error, None when it
+        parsed them all."""
         self.parser_calls += 1
         result = proc.run([NIX_PARSER, "--parse", "--", *paths], cwd=root, timeout=_TIMEOUT)
-        if not result.ok or result.truncated:  # a cut answer would misalign files and lines
-            return None
-        return result.stdout.splitlines()
+        lines = result.stdout.splitlines()
+        if result.truncated:  # a cut answer would misalign files and lines
+            return [], result.stderr or "nix-instantiate --parse: its answer was cut"
+        if not result.ok:
+            return lines, result.stderr
+        if len(lines) != len(paths):
+            return [], f"nix-instantiate --parse printed {len(lines)} lines for {len(paths)} files"
+        return lines, None
 
-    def _error(self, root: Path, path: str) -> str:
-        result = proc.run([NIX_PARSER, "--parse", "--", path], cwd=root, timeout=_TIMEOUT)
-        text = result.stderr.replace(str(root) + "/", "").strip()
-        return text.splitlines()[0] if text else "nix-instantiate --parse failed"
+
+def _first_error(root: Path, stderr: str) -> str:
+    """The first line of Nix's error, with the temporary folder left out of its paths."""
+    text = stderr.replace(str(root) + "/", "").strip()
+    lines = text.splitlines()
+    errors = [line for line in lines if line.startswith("error")]
+    return (errors or lines or ["nix-instantiate --parse failed"])[0]
 
 
 def _parsed(root: Path, path: str, line: str) -> NixFile:
