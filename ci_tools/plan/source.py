@@ -17,12 +17,12 @@ from ci_tools.base.bounded import shorten
 from ci_tools.base.errors import InputError, printable
 from ci_tools.catalog import grammar, layout, names
 from ci_tools.catalog.model import Catalog
-from ci_tools.catalog.settings import Settings
 from ci_tools.plan import matrix
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Target
 
 if TYPE_CHECKING:
+    from ci_tools.catalog.settings import Settings
     from ci_tools.plan.changes import FactsAt
     from ci_tools.plan.discovery import Discovered
 
