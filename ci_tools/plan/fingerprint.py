@@ -126,7 +126,7 @@ class Fingerprinter:
         while frontier:
             # A link is not read as Nix (its blob is its target's path): it leads to its target.
             nix_paths = [p for p in frontier if p.endswith(".nix") and p not in tree.links]
-            wanted = sorted(set(nix_paths) | prefetch - nix.keys())
+            wanted = sorted((set(nix_paths) | prefetch) - nix.keys())  # each file read once
             prefetch = set()
             contents = tree.load(wanted) if wanted else {}
             nix.update(self.reader.read(contents))
