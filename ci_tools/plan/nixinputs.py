@@ -180,29 +180,36 @@ def canonical(text: str) -> str:
 # The only places the printed grammar's structure can change: escapes and interpolations in
 # strings, brackets, separators, and `let ... in`. Everything between is copied as is.
 _TOKENS = re.compile(r'\\.|\$\{|[{}()\[\];,"]|(?<![A-Za-z0-9_\'-])(?:let|in) ')
+_SPLIT = re.compile(f"({_TOKENS.pattern})")  # the text between tokens, and the tokens
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 # A path as `--parse` prints it: absolute, outside string literals.
 _PRINTED_PATH = re.compile(r"(?<![A-Za-z0-9_'\-.])/[A-Za-z0-9._+\-/]+")
 
 
 class _Canon:
-    """One pass over a `--parse` line: the canonical text, and the paths it holds."""
+    """One pass over a `--parse` line: the canonical text, and the paths it holds.
+
+    The line is split once (in C) into the text between tokens, `gaps`, and the tokens:
+    token k follows gap k, and the last gap follows the last token."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens = [(m.start(), m.end(), m.group()) for m in _TOKENS.finditer(text)]
+        pieces = _SPLIT.split(text)
+        self.gaps = pieces[0::2]
+        self.tokens = pieces[1::2]
         self.k = 0
-        self.pos = 0
         self.paths: list[str] = []
 
     def run(self) -> str:
         return "".join(self.group("", bindings=False)[0])
 
-    def code(self, end: int) -> str:
-        """Text outside strings up to `end`; its paths are collected."""
-        chunk = self.text[self.pos : end]
-        if "/" in chunk:
-            self.paths.extend(_PRINTED_PATH.findall(chunk))
+    def code(self) -> str:
+        """The text outside strings before the next token (or after the last); its paths are
+        collected. Taken once: the gap is empty afterwards."""
+        chunk = self.gaps[self.k]
+        if chunk:
+            self.gaps[self.k] = ""
+            if "/" in chunk:
+                self.paths.extend(_PRINTED_PATH.findall(chunk))
         return chunk
 
     def group(self, closer: str, *, bindings: bool) -> tuple[list[str], dict[str, list[int]]]:
@@ -212,47 +219,41 @@ class _Canon:
         """
         parts: list[str] = []
         seps: dict[str, list[int]] = {";": [], ",": []}
-        while self.k < len(self.tokens):
-            start, end, lexeme = self.tokens[self.k]
-            parts.append(self.code(start))
+        tokens = self.tokens
+        while self.k < len(tokens):
+            lexeme = tokens[self.k]
+            parts.append(self.code())
             if lexeme == closer:
-                self._take(end)
+                self.k += 1
                 return parts, seps
+            if lexeme == "in " and bindings and _after_a_binding(parts, seps[";"]):
+                return parts, seps  # the `in` is the caller's
+            self.k += 1
             if lexeme in seps:
                 seps[lexeme].append(len(parts))
                 parts.append(lexeme)
-                self._take(end)
-            elif lexeme == "in ":
-                if bindings and seps[";"] and not "".join(parts[seps[";"][-1] + 1 :]).strip():
-                    self.pos = start
-                    return parts, seps
-                parts.append(lexeme)
-                self._take(end)
             elif lexeme == "let ":
-                self._take(end)
                 parts.append("let" + _sorted(*self.group("", bindings=True)))
             elif lexeme == '"':
-                self._take(end)
                 parts.append(self.string())
             elif lexeme in _CLOSE:
-                self._take(end)
                 inner, inner_seps = self.group(_CLOSE[lexeme], bindings=False)
                 body = _sorted(inner, inner_seps) if lexeme == "{" else "".join(inner)
                 parts.append(lexeme + body + _CLOSE[lexeme])
             else:
                 parts.append(lexeme)
-                self._take(end)
-        parts.append(self.code(len(self.text)))
-        self.pos = len(self.text)
+        parts.append(self.code())
         return parts, seps
 
     def string(self) -> str:
         """The rest of a string literal, its `${...}` parts canonical."""
         parts = ['"']
-        while self.k < len(self.tokens):
-            start, end, lexeme = self.tokens[self.k]
-            parts.append(self.text[self.pos : start])
-            self._take(end)
+        tokens = self.tokens
+        while self.k < len(tokens):
+            lexeme = tokens[self.k]
+            parts.append(self.gaps[self.k])
+            self.gaps[self.k] = ""
+            self.k += 1
             if lexeme == '"':
                 parts.append(lexeme)
                 return "".join(parts)
@@ -260,13 +261,14 @@ class _Canon:
                 parts.append("${" + "".join(self.group("}", bindings=False)[0]) + "}")
             else:
                 parts.append(lexeme)
-        parts.append(self.text[self.pos :])
-        self.pos = len(self.text)
+        parts.append(self.gaps[self.k])
+        self.gaps[self.k] = ""
         return "".join(parts)
 
-    def _take(self, end: int) -> None:
-        self.k += 1
-        self.pos = end
+
+def _after_a_binding(parts: list[str], semicolons: list[int]) -> bool:
+    """Whether nothing but blanks follows the last `;` of `parts` (a `let`'s `in` comes)."""
+    return bool(semicolons) and not "".join(parts[semicolons[-1] + 1 :]).strip()
 
 
 def _sorted(parts: list[str], seps: dict[str, list[int]]) -> str:
