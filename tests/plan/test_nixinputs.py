@@ -9,6 +9,7 @@ import pytest
 
 from ci_tools.base import proc
 from ci_tools.base.proc import CommandResult
+from ci_tools.plan import nixinputs
 from ci_tools.plan.checkout import folder_index
 from ci_tools.plan.nixinputs import NixReader, canonical, resolve
 from tests.conftest import REPO_ROOT
@@ -193,3 +194,12 @@ def test_parser_calls_with_one_refused_file(
     assert read[".flox/pkgs/p100.nix"].error == "error: bad"
     reader.read(files)  # cached by (path, content)
     assert reader.parser_calls == fake.calls <= most
+
+
+@needs_nix
+def test_without_an_in_memory_folder_the_files_go_to_the_default_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(nixinputs, "_MEMORY", tmp_path / "no-such-folder")
+    (facts,) = NixReader().read({PATH: RECIPE}).values()
+    assert facts.parsed and facts.digest == digest(NixReader(), RECIPE)
