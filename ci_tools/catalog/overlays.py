@@ -8,6 +8,7 @@ that call starts before the catalog's YAML is read (`prefetch`), and runs while 
 from __future__ import annotations
 
 import functools
+import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,6 +69,8 @@ def parse_errors(paths: Sequence[Path]) -> dict[str, str]:
         started.join()  # a prefetch of every overlay: when all of them parse, so do these
         if set(versions) <= set(every) and _all_parse(every):
             return {}
+    if shutil.which("nix-instantiate") is None:
+        return {}  # only their existence is checked
     return dict(_parse_errors_cached(versions))
 
 
@@ -95,13 +98,28 @@ def _versions(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
 
 @functools.lru_cache(maxsize=64)
 def _all_parse(versions: tuple[tuple[str, int, int], ...]) -> bool:
-    """Whether Nix parses every one of these files (one call); False without Nix."""
-    from ci_tools.base import proc
+    """Whether Nix parses every one of these files (one call); False without Nix, or after
+    60 s. Only its exit status counts, so it needs none of `proc`'s output handling (nor
+    its import, on every start): what Nix says is read when something does not parse."""
+    import subprocess
 
-    if proc.which("nix-instantiate") is None:
+    nix = shutil.which("nix-instantiate")
+    if nix is None:
         return False
     files = [path for path, _, _ in versions]
-    return proc.run(["nix-instantiate", "--parse", *files], timeout=60).ok
+    quiet = subprocess.DEVNULL
+    try:
+        process = subprocess.Popen(
+            [nix, "--parse", *files], stdin=quiet, stdout=quiet, stderr=quiet
+        )
+    except OSError:  # the parse one file at a time says why
+        return False
+    timer = threading.Timer(60, process.kill)
+    timer.start()
+    try:
+        return process.wait() == 0  # blocking: no polling, and this is not the main thread
+    finally:
+        timer.cancel()
 
 
 @functools.lru_cache(maxsize=64)
