@@ -75,13 +75,15 @@ def fixture(root: Path) -> None:
     shutil.copytree(REPO / "templates", root / "templates")
     shutil.copytree(REPO / "nix", root / "nix")
     env = {**_base_env(), "PYTHONPATH": str(REPO)}
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "ci_tools", "generate", "--branch", BRANCH],
         cwd=root,
         env=env,
-        check=True,
         capture_output=True,
+        text=True,
     )
+    if done.returncode != 0:
+        raise SystemExit(f"ci-tools generate in {root}: exit {done.returncode}: {done.stderr}")
     commit(root, "the rendered branch")
     (root / "README.md").write_text("# docs only\n", encoding="utf-8")
     commit(root, "docs")
