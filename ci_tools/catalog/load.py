@@ -26,7 +26,7 @@ from ci_tools.catalog.model import (
     VariantSet,
     major_minor,
 )
-from ci_tools.catalog.overlays import check_overlays, repository_root
+from ci_tools.catalog.overlays import check_overlays, prefetch, repository_root
 from ci_tools.catalog.shape import Items, Record
 from ci_tools.catalog.variants import check_variants
 from ci_tools.catalog.yamlsrc import Node, Problems, did_you_mean, load_yaml, parse_yaml
@@ -36,7 +36,9 @@ T = TypeVar("T")
 
 def load_catalog(path: Path, display_name: str | None = None) -> Catalog:
     """Read, validate and return the catalog; raise SourceError listing every problem."""
-    return _validated(load_yaml(path, display_name), path, repository_root(path.resolve().parent))
+    repository = repository_root(path.resolve().parent)
+    prefetch(repository)  # Nix parses the overlays while the YAML is read
+    return _validated(load_yaml(path, display_name), path, repository)
 
 
 def parse_catalog_text(text: str, name: str, path: Path | None = None) -> Catalog:

@@ -1,12 +1,15 @@
 """The overlays a catalog names: each is nix/overlays/NAME.nix, and parses.
 
 Every catalog load checks them (`ci-tools matrix` too), so the files are parsed with one
-`nix-instantiate --parse` for all of them, and once per process for a set of file versions.
+`nix-instantiate --parse` for all of them, and once per process for a set of file versions;
+that call starts before the catalog's YAML is read (`prefetch`), and runs while it is.
 """
 
 from __future__ import annotations
 
 import functools
+import shutil
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -61,8 +64,62 @@ def parse_errors(paths: Sequence[Path]) -> dict[str, str]:
     call per file, only when something does not parse (Nix stops at the first error)."""
     if not paths:
         return {}
-    versions = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    versions = _versions(paths)
+    for every, started in list(_STARTED.items()):
+        started.join()  # a prefetch of every overlay: when all of them parse, so do these
+        if set(versions) <= set(every) and _all_parse(every):
+            return {}
+    if shutil.which("nix-instantiate") is None:
+        return {}  # only their existence is checked
     return dict(_parse_errors_cached(versions))
+
+
+# Background parses `prefetch` started, by the file versions they parse.
+_STARTED: dict[tuple[tuple[str, int, int], ...], threading.Thread] = {}
+
+
+def prefetch(root: Path | None) -> None:
+    """Start parsing every overlay under `root` in the background (its answer is cached):
+    the check after the catalog's YAML is read then finds it ready."""
+    folder = root / OVERLAYS_DIR if root is not None else None
+    paths = sorted(folder.glob("*.nix")) if folder is not None and folder.is_dir() else []
+    if not paths:
+        return
+    versions = _versions(paths)
+    if versions not in _STARTED:
+        started = threading.Thread(target=_all_parse, args=(versions,), daemon=True)
+        started.start()
+        _STARTED[versions] = started
+
+
+def _versions(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+
+
+@functools.lru_cache(maxsize=64)
+def _all_parse(versions: tuple[tuple[str, int, int], ...]) -> bool:
+    """Whether Nix parses every one of these files (one call); False without Nix, or after
+    60 s. Only its exit status counts, so it needs none of `proc`'s output handling (nor
+    its import, on every start): what Nix says is read when something does not parse."""
+    import subprocess
+
+    nix = shutil.which("nix-instantiate")
+    if nix is None:
+        return False
+    files = [path for path, _, _ in versions]
+    quiet = subprocess.DEVNULL
+    try:
+        process = subprocess.Popen(
+            [nix, "--parse", *files], stdin=quiet, stdout=quiet, stderr=quiet
+        )
+    except OSError:  # the parse one file at a time says why
+        return False
+    timer = threading.Timer(60, process.kill)
+    timer.start()
+    try:
+        return process.wait() == 0  # blocking: no polling, and this is not the main thread
+    finally:
+        timer.cancel()
 
 
 @functools.lru_cache(maxsize=64)

@@ -12,7 +12,6 @@ are lists or mappings.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import re
 from collections.abc import Iterator
@@ -47,6 +46,8 @@ class Problems:
 
 
 def suggestion(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str | None:
+    import difflib  # only when there is a name to suggest: most runs never do
+
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return close[0] if close else None
 
@@ -57,6 +58,8 @@ def did_you_mean(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> 
 
 
 def closest(word: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3) -> list[str]:
+    import difflib
+
     return difflib.get_close_matches(word, sorted(choices), n=n, cutoff=0.5)
 
 

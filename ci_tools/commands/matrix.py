@@ -31,7 +31,7 @@ from ci_tools.catalog.model import Platform
 from ci_tools.catalog.yamlsrc import did_you_mean
 from ci_tools.commands import _common, _planning
 from ci_tools.plan import matrix, source
-from ci_tools.plan import statuses as statuses_defaults
+from ci_tools.plan import status_defaults as statuses_defaults
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.kinds import FingerprintKind
 from ci_tools.plan.matrix import Entry, Group, Selection

@@ -62,6 +62,9 @@ class Fingerprinter:
 
     def __init__(self, reader: NixReader) -> None:
         self.reader = reader
+        # (path, content id) -> what the reader made of it: a file one tree shares with
+        # another (most of them, between REF and HEAD) is not even read from git again.
+        self._known: dict[tuple[str, str], NixFile] = {}
 
     @property
     def kind(self) -> FingerprintKind:
@@ -126,10 +129,9 @@ class Fingerprinter:
         while frontier:
             # A link is not read as Nix (its blob is its target's path): it leads to its target.
             nix_paths = [p for p in frontier if p.endswith(".nix") and p not in tree.links]
-            wanted = sorted(set(nix_paths) | prefetch - nix.keys())
+            wanted = sorted((set(nix_paths) | prefetch) - nix.keys())  # each file read once
             prefetch = set()
-            contents = tree.load(wanted) if wanted else {}
-            nix.update(self.reader.read(contents))
+            nix.update(self._read(tree, wanted))
             found: list[str] = []
             for path in frontier:
                 graph[path] = []
@@ -152,6 +154,17 @@ class Fingerprinter:
             frontier = sorted(set(found))
             seen.update(frontier)
         return graph, nix, missing
+
+    def _read(self, tree: Tree, paths: Sequence[str]) -> dict[str, NixFile]:
+        """The Nix files `paths` of `tree`, each loaded and read only if no tree of this
+        fingerprinter had the same content at the same path."""
+        out = {p: self._known[p, tree.files[p]] for p in paths if (p, tree.files[p]) in self._known}
+        rest = [p for p in paths if p not in out]
+        if rest:
+            for path, facts in self.reader.read(tree.load(rest)).items():
+                self._known[path, tree.files[path]] = facts
+                out[path] = facts
+        return out
 
 
 def _reach(starts: Iterable[str], graph: Mapping[str, list[str]]) -> set[str]:

@@ -8,6 +8,8 @@ commit (for `--since`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +19,12 @@ from ci_tools.base.bounded import shorten
 from ci_tools.base.errors import InputError, printable
 from ci_tools.catalog import grammar, layout, names
 from ci_tools.catalog.model import Catalog
-from ci_tools.catalog.settings import Settings
 from ci_tools.plan import matrix
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Target
 
 if TYPE_CHECKING:
+    from ci_tools.catalog.settings import Settings
     from ci_tools.plan.changes import FactsAt
     from ci_tools.plan.discovery import Discovered
 
@@ -55,10 +57,14 @@ def from_catalog(
     chosen = branch or catalog_branch(catalog.branches, checkout, env)
     variants = expand(catalog, chosen)
 
+    @functools.cache
     def head_facts() -> Mapping[str, Hashable]:
         from ci_tools.plan.fingerprint import build_facts
 
         return {v.name: build_facts(v, catalog) for v in variants}
+
+    def facts_at(commit: str) -> Mapping[str, Hashable] | str:
+        return _catalog_facts_at(checkout, catalog_path, chosen, commit, head_facts)
 
     return Source(
         targets=tuple(matrix.from_variant(v) for v in variants),
@@ -68,7 +74,7 @@ def from_catalog(
         sms=frozenset(catalog.gpus),
         cpu_flags=frozenset(flag for isa in catalog.isas.values() for flag in isa.cpuinfo),
         head_facts=head_facts,
-        facts_at=lambda commit: _catalog_facts_at(checkout, catalog_path, chosen, commit),
+        facts_at=facts_at,
     )
 
 
@@ -90,11 +96,19 @@ def _env_branches(env: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 def _catalog_facts_at(
-    checkout: Checkout, catalog_path: Path, branch: str, commit: str
+    checkout: Checkout,
+    catalog_path: Path,
+    branch: str,
+    commit: str,
+    head_facts: Callable[[], Mapping[str, Hashable]],
 ) -> Mapping[str, Hashable] | str:
+    """The facts of `branch`'s variants in the catalog at `commit`; HEAD's, without parsing
+    it again, when its text there is the text the plan loaded (a push that leaves it alone)."""
+    from ci_tools.base import bounded
     from ci_tools.base.errors import SourceError
     from ci_tools.catalog.load import parse_catalog_text
     from ci_tools.catalog.variants import expand
+    from ci_tools.catalog.yamlsrc import MAX_FILE_BYTES
     from ci_tools.plan.fingerprint import build_facts
 
     rel = checkout.path_in_git(catalog_path)
@@ -105,6 +119,10 @@ def _catalog_facts_at(
     text = checkout.git.show(commit, rel)
     if text is None:
         return f"{rel} did not exist at that commit"
+    with contextlib.suppress(OSError, UnicodeDecodeError):  # bounded.RefusedInput is one
+        # As load_catalog read it: the same text parses to the same catalog.
+        if bounded.read_text(catalog_path, MAX_FILE_BYTES) == text:
+            return head_facts()
     try:
         catalog = parse_catalog_text(text, f"{rel} at {commit[:12]}")
     except SourceError as exc:

@@ -45,20 +45,19 @@ from typing import TYPE_CHECKING, Any
 from ci_tools.base.github_answers import PER_PAGE, read_page, text_or_none
 from ci_tools.plan import kinds
 from ci_tools.plan.kinds import FingerprintKind
+from ci_tools.plan.status_defaults import DEFAULT_COMMITS as DEFAULT_COMMITS
+from ci_tools.plan.status_defaults import DEFAULT_MAX_CALLS as DEFAULT_MAX_CALLS
+from ci_tools.plan.status_defaults import DEFAULT_TRUSTED as DEFAULT_TRUSTED
+from ci_tools.plan.status_defaults import check_login as check_login
 
 if TYPE_CHECKING:
     from ci_tools.base.github_api import Api
 
 CONTEXT_PREFIX = "ci-tools/"
-DEFAULT_COMMITS = 50
-DEFAULT_MAX_CALLS = 100
-# The identity GitHub Actions' GITHUB_TOKEN creates statuses as (the `creator` of each one).
-DEFAULT_TRUSTED = ("github-actions[bot]",)
 # GitHub lists at most 250 commits of a pull request ("List commits on a pull request").
 PULL_COMMITS_LIMIT = 250
 _DESCRIPTION = re.compile(r"inputs (\S{1,80})")
 _STACK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,120}")
-_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 
 
 def context(stack: str) -> str:
@@ -78,16 +77,6 @@ def check_stack(stack: str) -> str | None:
 
 def check_fingerprint(fingerprint: str) -> str | None:
     return kinds.check(fingerprint)
-
-
-def check_login(login: str) -> str | None:
-    """Why `login` cannot be a GitHub user's or app's login; None when it can."""
-    if not _LOGIN.fullmatch(login):
-        return (
-            f'"{login}" is not a GitHub login (letters, digits and "-", an app\'s with '
-            '"[bot]", e.g. github-actions[bot])'
-        )
-    return None
 
 
 @dataclass(frozen=True, kw_only=True)

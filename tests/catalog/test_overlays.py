@@ -71,3 +71,23 @@ def test_without_nix_only_existence_is_checked(
     (path,) = _files(tmp_path / "d", {"x": "not nix at all (\n"})
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     assert overlays.parse_errors([path]) == {}
+
+
+def test_a_prefetch_of_every_overlay_answers_for_those_used(tmp_path: Path, calls: Path) -> None:
+    """`load_catalog` starts the parse of every overlay before it reads the YAML: when they
+    all parse, the check of those the catalog names costs no call of its own."""
+    (tmp_path / "nix").mkdir()
+    paths = _files(tmp_path / "nix" / "overlays", {n: "final: prev: { }\n" for n in "xyz"})
+    overlays.prefetch(tmp_path)
+    assert overlays.parse_errors(paths[:2]) == {}
+    assert len(calls.read_text(encoding="utf-8").splitlines()) == 1
+
+
+def test_an_unused_overlay_that_does_not_parse_is_no_error(tmp_path: Path, calls: Path) -> None:
+    (tmp_path / "nix").mkdir()
+    texts = {"good": "final: prev: { }\n", "unused": "final: prev: { x = ; }\n"}
+    good, _ = _files(tmp_path / "nix" / "overlays", texts)
+    overlays.prefetch(tmp_path)
+    assert overlays.parse_errors([good]) == {}
+    # The prefetch failed (Nix stops at the first error): the used ones are parsed alone.
+    assert len(calls.read_text(encoding="utf-8").splitlines()) == 2

@@ -133,8 +133,12 @@ def test_matrix_imports_neither_jinja2_nor_pygithub() -> None:
     assert heavy == set()
     # Nor, asked for no fingerprint, the code that computes them (PYTHONDONTWRITEBYTECODE
     # machines compile every module they import at every start).
-    fingerprinting = {"fingerprint", "nixinputs", "changes", "schedule"}
+    fingerprinting = {"fingerprint", "nixinputs", "changes", "schedule", "statuses"}
     assert {m for m in imported if m.removeprefix("ci_tools.plan.") in fingerprinting} == set()
+    # Nor what only --until-green reads with, nor difflib (only a misspelt name needs it).
+    assert {"ci_tools.base.github_answers", "difflib"} & imported == set()
+    # Nor `proc`: the overlays' check asks Nix only for an exit status.
+    assert "ci_tools.base.proc" not in imported
 
 
 def test_github_output_writes_the_contract(tmp_path: Path, run_cli: CliRunner) -> None:

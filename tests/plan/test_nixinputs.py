@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
+from ci_tools.base import proc
+from ci_tools.base.proc import CommandResult
+from ci_tools.plan import nixinputs
 from ci_tools.plan.checkout import folder_index
 from ci_tools.plan.nixinputs import NixReader, canonical, resolve
 from tests.conftest import REPO_ROOT
@@ -128,3 +132,74 @@ def test_batches_cost_one_parser_call(tmp_path: object) -> None:
     assert reader.parser_calls == 1
     reader.read(files)  # cached by (path, content)
     assert reader.parser_calls == 1
+
+
+@needs_nix
+def test_a_refused_file_costs_one_parser_call_more_not_one_a_file() -> None:
+    reader = NixReader()
+    files = {f".flox/pkgs/p{i:02}.nix": b"{ }: %d\n" % i for i in range(50)}
+    files[".flox/pkgs/p20.nix"] = b"{ x = ; }\n"
+    read = reader.read(files)
+    assert reader.parser_calls == 2
+    assert read[".flox/pkgs/p20.nix"].error is not None
+    assert "syntax error" in (read[".flox/pkgs/p20.nix"].error or "")
+    assert [p for p, f in read.items() if not f.parsed] == [".flox/pkgs/p20.nix"]
+    assert (
+        read[".flox/pkgs/p21.nix"].digest
+        == NixReader().read({"a.nix": b"{ }: 21\n"})["a.nix"].digest
+    )
+
+
+class FakeNix:
+    """`nix-instantiate --parse` as far as the reader sees it: one line a file, in order,
+    stopping at the first file holding BAD; `names`: whether its error names that file."""
+
+    def __init__(self, *, names: bool) -> None:
+        self.names = names
+        self.calls = 0
+
+    def __call__(self, argv: list[str], *, cwd: Path, timeout: float) -> CommandResult:
+        self.calls += 1
+        lines: list[str] = []
+        for path in argv[argv.index("--") + 1 :]:
+            if b"BAD" in (cwd / path).read_bytes():
+                where = f"{cwd}/{path}:1:1" if self.names else "somewhere"
+                stdout = "".join(f"{line}\n" for line in lines)
+                return _result(argv, 1, stdout, f"error: bad\nat {where}")
+            lines.append(f"{{ n = {len(lines)}; }}")
+        return _result(argv, 0, "".join(f"{x}\n" for x in lines), "")
+
+
+def _result(argv: list[str], returncode: int, stdout: str, stderr: str) -> CommandResult:
+    return CommandResult(
+        argv=tuple(argv), returncode=returncode, stdout=stdout, stderr=stderr, seconds=0.0
+    )
+
+
+@pytest.mark.parametrize(("names", "most"), [(True, 2), (False, 17)])
+def test_parser_calls_with_one_refused_file(
+    monkeypatch: pytest.MonkeyPatch, names: bool, most: int
+) -> None:
+    """Nix names the refused file: one call more; an error that names none: halves, about
+    two calls a halving, never one a file (237 files, one refused)."""
+    fake = FakeNix(names=names)
+    monkeypatch.setattr(proc, "which", lambda tool: "/fake/" + tool)
+    monkeypatch.setattr(proc, "run", fake)
+    files = {f".flox/pkgs/p{i:03}.nix": b"{ }: %d\n" % i for i in range(237)}
+    files[".flox/pkgs/p100.nix"] = b"BAD\n"
+    reader = NixReader()
+    read = reader.read(files)
+    assert reader.parser_calls == fake.calls <= most
+    assert [p for p, f in read.items() if not f.parsed] == [".flox/pkgs/p100.nix"]
+    assert read[".flox/pkgs/p100.nix"].error == "error: bad"
+    reader.read(files)  # cached by (path, content)
+    assert reader.parser_calls == fake.calls <= most
+
+
+@needs_nix
+def test_without_an_in_memory_folder_the_files_go_to_the_default_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(nixinputs, "_MEMORY", tmp_path / "no-such-folder")
+    (facts,) = NixReader().read({PATH: RECIPE}).values()
+    assert facts.parsed and facts.digest == digest(NixReader(), RECIPE)
