@@ -17,8 +17,6 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any
 
-import pytest
-
 # A child that has not ended within MARGIN times its idle need is hung, not slow.
 MARGIN = 5.0
 # Load above this many times the cores is not expected to slow a child further: a bound, so a
@@ -67,10 +65,6 @@ def describe(argv: Sequence[str], seconds: float, expired: subprocess.TimeoutExp
         f"(load now {load} on {os.cpu_count()} cores); this is the limit tripping, not the "
         f"assertion under test. Last output:\n{tail[-3000:]}"
     )
-
-
-def fail_on_limit(argv: Sequence[str], seconds: float, expired: subprocess.TimeoutExpired) -> None:
-    pytest.fail(describe(argv, seconds, expired), pytrace=False)
 
 
 def _loads() -> tuple[float, float, float]:
