@@ -54,38 +54,35 @@ PYTHONS = '["3.11", "3.12", "3.13"]'
 # encoding" ("Passing information between jobs").
 JOB_OUTPUT_LIMIT = 1_000_000
 
-# A stand-in for build-stack.yml with the interface ci.yml calls (inputs `matrix` and
-# `mark-green`, the secret NIX_CACHE_SIGNING_KEY). Each leg writes its stack's record, uploads
-# it as `results-<name>` through the upload stand-in (called directly: act limit 10), and
-# marks the stack green as mark-green does: one POST of a commit status, context
-# `ci-tools/<name>`, description `inputs <fingerprint>`, on the commit the run checked out.
+# A stand-in for build-stack.yml with the interface ci.yml calls (inputs `entry`, one stack's
+# matrix entry, and `mark-green`, the secret NIX_CACHE_SIGNING_KEY), called once per stack.
+# Each call writes its stack's record, uploads it as `results-<name>` through the upload
+# stand-in (called directly: act limit 10), and marks the stack green as mark-green does: one
+# POST of a commit status, context `ci-tools/<name>`, description `inputs <fingerprint>`, on
+# the commit the run checked out.
 LIGHT_BUILD_STACK = """\
 name: build-stack
 on:
   workflow_call:
     inputs:
-      matrix: {type: string, required: true}
+      entry: {type: string, required: true}
       mark-green: {type: boolean, required: false, default: false}
     secrets:
       NIX_CACHE_SIGNING_KEY: {required: false}
 permissions: {}
 jobs:
   build:
-    name: ${{ matrix.name }}
-    runs-on: ${{ matrix.runs_on }}
+    name: build
+    runs-on: ${{ fromJSON(inputs.entry).runs_on }}
     permissions:
       statuses: write
-    strategy:
-      fail-fast: false
-      max-parallel: 8
-      matrix: ${{ fromJSON(inputs.matrix) }}
     steps:
       - env:
-          NAME: ${{ matrix.name }}
-          FINGERPRINT: ${{ matrix.fingerprint }}
+          NAME: ${{ fromJSON(inputs.entry).name }}
+          FINGERPRINT: ${{ fromJSON(inputs.entry).fingerprint }}
           MARK_GREEN: ${{ inputs.mark-green }}
           GITHUB_TOKEN: ${{ github.token }}
-          INPUT_NAME: results-${{ matrix.name }}
+          INPUT_NAME: results-${{ fromJSON(inputs.entry).name }}
           INPUT_PATH: ${{ runner.temp }}/r/
           INPUT_OVERWRITE: "true"
         run: |

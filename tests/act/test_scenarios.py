@@ -618,32 +618,29 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         assert f'"main/{avx2}":{{"sizes"' in page
 
 
-# A stand-in for build-stack.yml with its interface, whose legs only upload a record: the
-# 330-stack scenario exercises the sharding of ci.yml, not 330 builds.
+# A stand-in for build-stack.yml with its interface, called once per stack, whose one job
+# only uploads a record: the 330-stack scenario exercises the sharding of ci.yml, not 330
+# builds.
 LIGHT_BUILD_STACK = """\
 name: build-stack
 on:
   workflow_call:
     inputs:
-      matrix: {type: string, required: true}
+      entry: {type: string, required: true}
 jobs:
   build:
-    name: ${{ matrix.name }}
-    runs-on: ${{ matrix.runs_on }}
-    strategy:
-      fail-fast: false
-      max-parallel: 8
-      matrix: ${{ fromJSON(inputs.matrix) }}
+    name: build
+    runs-on: ${{ fromJSON(inputs.entry).runs_on }}
     steps:
       - env:
-          NAME: ${{ matrix.name }}
+          NAME: ${{ fromJSON(inputs.entry).name }}
         run: |
           mkdir -p "$RUNNER_TEMP/r"
           printf '{"stack": "%s"}\\n' "$NAME" > "$RUNNER_TEMP/r/$NAME.json"
       # The upload stand-in called directly: act's LocalRepositoryCache is not safe for
       # many parallel legs (limit 10).
       - env:
-          INPUT_NAME: results-${{ matrix.name }}
+          INPUT_NAME: results-${{ fromJSON(inputs.entry).name }}
           INPUT_PATH: ${{ runner.temp }}/r/
         run: python3 "$ACT_STANDIN" upload-artifact
 """

@@ -352,7 +352,12 @@ def test_workflow_build_shards_match_the_matrix_contract() -> None:
         # The same reusable build as a push, publishing where the variant was built, at the
         # commit the plan pinned.
         assert build["uses"] == "./.github/workflows/build-stack.yml"
-        assert build["with"]["matrix"] == f"${{{{ needs.plan.outputs['matrix-{i}'] }}}}"
+        # One call per stack (issue 28 item 3): a matrix of calls over the shard's entries.
+        assert build["strategy"] == {
+            "fail-fast": False,
+            "matrix": f"${{{{ fromJSON(needs.plan.outputs['matrix-{i}']) }}}}",
+        }
+        assert build["with"]["entry"] == "${{ toJSON(matrix) }}"
         assert build["with"]["publish-org"] == "${{ inputs.org }}"
         assert build["with"]["dry-run"] == "${{ inputs.dry_run }}"
         assert build["with"]["ref"] == "${{ inputs.branch }}"

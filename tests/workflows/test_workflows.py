@@ -299,7 +299,13 @@ def test_each_shard_runs_only_when_the_plan_filled_it() -> None:
         assert job["uses"] == "./.github/workflows/build-stack.yml"
         assert job["needs"] == "plan"
         assert f"needs.plan.outputs.shards || '0') > {shard}" in job["if"]
-        assert job["with"]["matrix"] == f"${{{{ needs.plan.outputs.matrix-{shard} }}}}"
+        # Issue 28 item 3: a matrix of calls, one per stack; a failed stack cancels no other.
+        assert job["strategy"] == {
+            "fail-fast": False,
+            "matrix": f"${{{{ fromJSON(needs.plan.outputs.matrix-{shard}) }}}}",
+        }
+        assert job["with"]["entry"] == "${{ toJSON(matrix) }}"
+        assert job["name"] == "${{ matrix.name }}"
     summary = ci["summary"]
     # Not on a cancelled run (D8); green when there is nothing to report.
     assert summary["if"] == "${{ !cancelled() && needs.plan.result == 'success' }}"
@@ -329,22 +335,29 @@ def test_superseded_runs_of_pull_requests_only_are_cancelled() -> None:
 
 def test_build_and_test_legs_fan_out_over_the_matrix_on_self_hosted_runners() -> None:
     """Issue 18: each entry's build leg runs on its builder pool and pushes to the cache; its
-    test leg runs on the runner routed for its checks, substitutes, and builds nothing."""
+    test leg runs on the runner routed for its checks, substitutes, and builds nothing. Issue
+    28 item 3: one call holds one stack, its test leg needing only its own build leg."""
     workflow = load(WORKFLOWS / "build-stack.yml")
     inputs = workflow["on"]["workflow_call"]["inputs"]
-    assert {"matrix", "publish-org", "dry-run"} <= set(inputs)
+    assert {"entry", "publish-org", "dry-run"} <= set(inputs)
+    assert "matrix" not in inputs
     assert inputs["dry-run"]["default"] is True
     build, test = workflow["jobs"]["build"], workflow["jobs"]["test"]
-    assert build["runs-on"] == "${{ matrix.runs_on }}"
-    assert test["runs-on"] == "${{ matrix.test_runs_on }}"
+    assert build["runs-on"] == "${{ fromJSON(inputs.entry).runs_on }}"
+    assert test["runs-on"] == "${{ fromJSON(inputs.entry).test_runs_on }}"
     assert test["needs"] == "build" and test["if"] == "${{ !cancelled() }}"
-    matrix = {"fail-fast": False, "matrix": "${{ fromJSON(inputs.matrix) }}"}
-    assert build["strategy"] == test["strategy"] == matrix
+    # No matrix inside: a matrix job's dependants wait for every leg of it.
+    assert all("strategy" not in job for job in workflow["jobs"].values())
+    assert "matrix." not in json.dumps(workflow)
     build_steps = {s.get("name"): s for s in build["steps"]}
     test_steps = {s.get("name"): s for s in test["steps"]}
     # The pool's timeout bounds the builds, the test runner's the tests; publishing has its own.
-    assert build_steps["Build"]["timeout-minutes"] == "${{ matrix.timeout_minutes }}"
-    assert test_steps["Test"]["timeout-minutes"] == "${{ matrix.test_timeout_minutes }}"
+    assert (
+        build_steps["Build"]["timeout-minutes"] == "${{ fromJSON(inputs.entry).timeout_minutes }}"
+    )
+    assert test_steps["Test"]["timeout-minutes"] == (
+        "${{ fromJSON(inputs.entry).test_timeout_minutes }}"
+    )
     assert test_steps["Publish"]["timeout-minutes"] == "${{ inputs.publish-minutes }}"
     # Only the build leg signs (the key reaches `ci-tools build` alone); the test leg takes the
     # builds from the cache and never runs `ci-tools build`.
@@ -366,7 +379,7 @@ def test_build_and_test_legs_fan_out_over_the_matrix_on_self_hosted_runners() ->
     assert len(uploads) == 3
     for upload in uploads:
         assert str(upload["if"]).startswith(("always()", "${{ always()"))
-        assert upload["with"]["name"] == "results-${{ matrix.name }}"
+        assert upload["with"]["name"] == "results-${{ fromJSON(inputs.entry).name }}"
         assert upload["with"]["overwrite"] is True
     names = [s.get("name") for s in build["steps"]]
     assert names.index("Preflight") < names.index("Build")
@@ -416,7 +429,7 @@ def test_mark_green_records_on_the_pull_requests_head_not_the_merge_commit() -> 
     assert step["env"]["COMMIT"] == "${{ inputs.commit }}"
 
 
-# --- mark-green: one GitHub-hosted job per shard -------------------------------------------
+# --- mark-green: one GitHub-hosted job per stack -------------------------------------------
 
 
 def _runs_on_github(job: dict[str, Any]) -> bool:
@@ -444,12 +457,14 @@ def test_statuses_are_written_only_on_githubs_runners(path: Path) -> None:
             assert (path.name, job_id) == ("build-stack.yml", "mark-green")
 
 
-def test_one_hosted_job_marks_the_shard_after_its_test_legs() -> None:
-    """Issues 18 and 19: the greens of a shard are recorded by one GitHub-hosted job, after
-    every test leg, whatever they did, when the caller asks for it; never on a cancelled run."""
+def test_one_hosted_job_marks_the_stack_after_its_own_test_leg() -> None:
+    """Issue 28 item 3: the green of a stack is recorded by one GitHub-hosted job as soon as
+    its own test leg passed, when the caller asks for it; `always()`, so a run cancelled
+    after that test still records it (the old job ran once per shard, after every test leg,
+    under `!cancelled()`: a cancel lost every green of the shard)."""
     job = load(WORKFLOWS / "build-stack.yml")["jobs"]["mark-green"]
     assert job["needs"] == "test"
-    assert job["if"] == "${{ !cancelled() && inputs.mark-green }}"
+    assert job["if"] == "${{ always() && inputs.mark-green && needs.test.result == 'success' }}"
     assert job["runs-on"] == "ubuntu-latest"
     assert job["permissions"] == {"contents": "read", "statuses": "write"}
     assert "environment" not in job  # no secret: only GITHUB_TOKEN
@@ -457,16 +472,17 @@ def test_one_hosted_job_marks_the_shard_after_its_test_legs() -> None:
     assert checkout["uses"].startswith("actions/checkout@")
     assert checkout["with"]["ref"] == "${{ inputs.commit }}"  # the commit the legs built
     download = next(s for s in job["steps"] if "download-artifact@" in str(s.get("uses", "")))
-    # Every leg's records, each artifact in its own folder (no merge-multiple).
-    assert download["with"]["pattern"] == "results-*"
-    assert "merge-multiple" not in download["with"]
+    # This stack's records only, in the folder of the artifact's name.
+    name = "results-${{ fromJSON(inputs.entry).name }}"
+    assert download["with"]["name"] == name
+    assert download["with"]["path"] == "${{ runner.temp }}/results/" + name
     names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
     step = _mark_green_step()
     assert names.index("Install Nix's parser") < names.index(step["name"])
     assert names.index("Download the records") < names.index(step["name"])
-    # The shard reaches the file through env, never the script's text.
-    assert step["env"]["SHARD"] == "${{ inputs.matrix }}"
-    assert '"$SHARD"' in step["run"]
+    # The entry reaches the file through env, never the script's text.
+    assert step["env"]["ENTRY"] == "${{ inputs.entry }}"
+    assert '"$ENTRY"' in step["run"]
     assert "--shard" in step["run"] and '--results-root "$RUNNER_TEMP/results"' in step["run"]
     assert step["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
 
