@@ -328,10 +328,15 @@ def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
     assert contents == ["release"]
     for name, job in workflow["jobs"].items():
         writes = {k for k, v in job["permissions"].items() if v == "write"}
-        # The build jobs record green fingerprints (mark-green) and nothing else; the selector
-        # page's deploy job deploys to Pages (tests/workflows/test_workflows.py).
-        allowed = {"release": {"contents"}, "page-deploy": {"pages", "id-token"}}
-        assert writes <= allowed.get(name, {"statuses"}), name
+        # The greens job publishes the run's green fingerprints (one check run) and nothing
+        # else; the build jobs write nothing on GitHub; the selector page's deploy job deploys
+        # to Pages (tests/workflows/test_workflows.py).
+        allowed = {
+            "release": {"contents"},
+            "page-deploy": {"pages", "id-token"},
+            "greens": {"checks"},
+        }
+        assert writes <= allowed.get(name, set()), name
     for name, job in workflow["jobs"].items():
         for step in job.get("steps", []):
             assert "${{" not in step.get("run", ""), f"{name}: {step}"

@@ -203,13 +203,11 @@ def test_least_privilege(path: Path) -> None:
             # GitHub (the build leg pushes to the binary cache, the test leg publishes to
             # FloxHub with the environment's token).
             assert not writes, f"{path.name} job {job_id}: {writes}"
-        elif path.name == "build-stack.yml" and job_id == "mark-green":
-            # The GitHub-hosted job that records the shard's greens as commit statuses.
-            assert writes == {"statuses"}, f"{path.name} job {job_id}: {writes}"
-        elif job_id.startswith("build-"):
-            # The callers of build-stack grant what its mark-green job asks (a called job may
-            # not ask for more than its caller grants).
-            assert writes <= {"statuses"}, f"{path.name} job {job_id}: {writes}"
+        elif job_id == "greens":
+            # The GitHub-hosted job that publishes the run's greens in one check run (issue
+            # 28 item 4); each stack's mark-green job only uploads an artifact.
+            assert writes == {"checks"}, f"{path.name} job {job_id}: {writes}"
+            assert _runs_on_github(job)
         else:
             assert not writes, f"{path.name} job {job_id} may not write {writes}"
 
@@ -453,8 +451,8 @@ def test_statuses_are_written_only_on_githubs_runners(path: Path) -> None:
         writes = {scope for scope, level in permissions.items() if level == "write"}
         if not _runs_on_github(job):
             assert not writes, f"{path.name} job {job_id} runs self-hosted and writes {writes}"
-        if "statuses" in writes:
-            assert (path.name, job_id) == ("build-stack.yml", "mark-green")
+        if writes & {"statuses", "checks"}:
+            assert job_id == "greens", (path.name, job_id)
 
 
 def test_one_hosted_job_marks_the_stack_after_its_own_test_leg() -> None:
@@ -466,8 +464,10 @@ def test_one_hosted_job_marks_the_stack_after_its_own_test_leg() -> None:
     assert job["needs"] == "test"
     assert job["if"] == "${{ always() && inputs.mark-green && needs.test.result == 'success' }}"
     assert job["runs-on"] == "ubuntu-latest"
-    assert job["permissions"] == {"contents": "read", "statuses": "write"}
-    assert "environment" not in job  # no secret: only GITHUB_TOKEN
+    # Issue 28 item 4: it writes nothing on GitHub (one status per stack outgrew the API's
+    # limits); the green goes into the run's artifacts, for the greens job to publish.
+    assert job["permissions"] == {"contents": "read"}
+    assert "environment" not in job  # no secret
     checkout = job["steps"][0]
     assert checkout["uses"].startswith("actions/checkout@")
     assert checkout["with"]["ref"] == "${{ inputs.commit }}"  # the commit the legs built
@@ -484,7 +484,35 @@ def test_one_hosted_job_marks_the_stack_after_its_own_test_leg() -> None:
     assert step["env"]["ENTRY"] == "${{ inputs.entry }}"
     assert '"$ENTRY"' in step["run"]
     assert "--shard" in step["run"] and '--results-root "$RUNNER_TEMP/results"' in step["run"]
+    assert '--record "$RUNNER_TEMP/green"' in step["run"]
+    assert "GITHUB_TOKEN" not in json.dumps(job)
+    upload = job["steps"][-1]
+    assert "upload-artifact@" in upload["uses"]
+    assert upload["with"]["name"] == "green-${{ fromJSON(inputs.entry).name }}"
+    assert upload["with"]["path"] == "${{ runner.temp }}/green/"
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "release.yml"])
+def test_the_greens_job_publishes_every_green_of_the_run_even_when_cancelled(name: str) -> None:
+    """Issue 28 items 3 and 4: after every stack's chain, `always()` (a cancelled run keeps
+    the greens it had finished), one `mark-green --publish` over the green-* artifacts,
+    checked against the plan job's own outputs (which no other job can change)."""
+    jobs_ = load(WORKFLOWS / name)["jobs"]
+    job = jobs_["greens"]
+    assert set(job["needs"]) == {"plan", *(f"build-{n}" for n in range(4))}
+    assert job["if"].startswith("${{ always() && needs.plan.result == 'success'")
+    download = next(s for s in job["steps"] if "download-artifact@" in str(s.get("uses", "")))
+    assert download["with"]["pattern"] == "green-*"
+    (step,) = [s for s in job["steps"] if "ci-tools mark-green" in str(s.get("run", ""))]
+    assert "--publish" in step["run"] and "--planned" in step["run"]
+    for n in range(4):
+        assert "needs.plan.outputs" in step["env"][f"MATRIX_{n}"]
+        assert f"matrix-{n}" in step["env"][f"MATRIX_{n}"]
     assert step["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+    assert "greens" not in jobs_.get("gate", {}).get("needs", [])  # informational
+    plan = jobs_["plan"]
+    if name == "ci.yml":
+        assert plan["permissions"]["checks"] == "read"  # --until-green reads them
 
 
 def test_mark_green_installs_nix_as_the_plan_does() -> None:
