@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from ci_tools.host import hostcpu
-from ci_tools.plan import statuses
 from tests.act import test_fleet_scenario as fleet_scenario
 from tests.act.harness import Scenario, push_event
 from tests.act.hooks.runner_store import NIX_CONF
@@ -100,6 +99,7 @@ def test_without_a_cache_the_gpu_host_builds_and_tests_what_it_is_routed(
     # Its checks ran for real on the avx512bf16 CPU; the stack is green, and so is the gate.
     assert record["test"]["status"] == "passed", record["test"]
     assert any(c["status"] == "passed" for c in record["test"]["checks"])
-    (green,) = [st for st in s.github.statuses(after) if st["context"] == statuses.context(stack)]
-    assert green["state"] == "success"
+    # Published in aggregate by the run's greens job (issue 28 item 4), at its fingerprint.
+    assert s.github.greens(after, {stack: entry["fingerprint"]}) == {stack: entry["fingerprint"]}
+    assert run.result("greens") == "success", run.text()[-3000:]
     assert run.result("gate") == "success", run.text()[-3000:]

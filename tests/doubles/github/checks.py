@@ -98,3 +98,20 @@ def route(
         runs = list(latest.values())
     listed = double.page(runs, query)
     return 200, {"total_count": len(runs), "check_runs": listed}
+
+
+def greens(double: GitHubDouble, sha: str, wanted: dict[str, str]) -> dict[str, str]:
+    """Which of `wanted` (stack -> fingerprint) the check runs of the GitHub Actions app on
+    `sha` record green, in the aggregate's format (ci_tools/plan/greens_aggregate.py)."""
+    from ci_tools.plan import greens_aggregate
+
+    lines = {
+        line
+        for run in double.state.check_runs
+        if run["head_sha"] == sha
+        and run["name"] == greens_aggregate.CHECK_NAME
+        and run["app"]["slug"] == ACTIONS_APP["slug"]
+        and run["conclusion"] == "success"
+        for line in (run["output"]["text"] or "").splitlines()
+    }
+    return {s: fp for s, fp in wanted.items() if greens_aggregate.digest(s, fp) in lines}

@@ -180,6 +180,12 @@ class GitHubDouble:
         with self.lock:
             return list(self.state.statuses.get(sha, []))
 
+    def greens(self, sha: str, wanted: dict[str, str]) -> dict[str, str]:
+        """Which of `wanted` (stack -> fingerprint) a run published green on `sha` (its check
+        run of greens, `ci-tools mark-green --publish`)."""
+        with self.lock:
+            return checks.greens(self, sha, wanted)
+
     def seed_status(
         self, sha: str, state: str, context: str, description: str, token: str | None = None
     ) -> None:
