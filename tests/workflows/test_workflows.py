@@ -341,7 +341,10 @@ def test_build_and_test_legs_fan_out_over_the_matrix_on_self_hosted_runners() ->
     assert "matrix" not in inputs
     assert inputs["dry-run"]["default"] is True
     build, test = workflow["jobs"]["build"], workflow["jobs"]["test"]
-    assert build["runs-on"] == "${{ fromJSON(inputs.entry).runs_on }}"
+    assert build["runs-on"] == (
+        "${{ inputs.build-on-test-runner && fromJSON(inputs.entry).test_runs_on"
+        " || fromJSON(inputs.entry).runs_on }}"
+    )
     assert test["runs-on"] == "${{ fromJSON(inputs.entry).test_runs_on }}"
     assert test["needs"] == "build" and test["if"] == "${{ !cancelled() }}"
     # No matrix inside: a matrix job's dependants wait for every leg of it.
@@ -383,6 +386,36 @@ def test_build_and_test_legs_fan_out_over_the_matrix_on_self_hosted_runners() ->
     assert names.index("Preflight") < names.index("Build")
     names = [s.get("name") for s in test["steps"]]
     assert names.index("Download build records") < names.index("Test")
+
+
+def test_pull_requests_build_on_the_test_runner_and_only_push_builds_name_the_key() -> None:
+    """Issue 28 item 2: a pull request's build leg gets no signing key, so its stack is built
+    on its test runner (whose store then holds it: no cache needed). The key is an
+    environment secret of `nix-cache` (deployment branches: the catalog's), which only a
+    push's build legs name, so GitHub itself refuses it to a pull request's job."""
+    stack = load(WORKFLOWS / "build-stack.yml")
+    inputs = stack["on"]["workflow_call"]["inputs"]
+    assert inputs["build-on-test-runner"]["default"] is False
+    assert inputs["build-environment"]["default"] == ""
+    jobs_ = stack["jobs"]
+    assert jobs_["build"]["environment"] == "${{ inputs.build-environment }}"
+    assert "environment" not in jobs_["mark-green"]
+    assert "nix-cache" not in json.dumps(jobs_["test"])
+    assert "NIX_CACHE_SIGNING_KEY" not in json.dumps(jobs_["test"])
+    ci = load(WORKFLOWS / "ci.yml")["jobs"]
+    for n in range(4):
+        called = ci[f"build-{n}"]["with"]
+        assert called["build-on-test-runner"] == "${{ github.event_name == 'pull_request' }}"
+        assert called["build-environment"] == (
+            "${{ github.event_name == 'push' && 'nix-cache' || '' }}"
+        )
+    named = [
+        (path.name, job_id)
+        for path in workflow_files()
+        for job_id, job in jobs(path)
+        if "nix-cache" in json.dumps(job) and "uses" not in job
+    ]
+    assert named == [], named  # only the calls name it, for their build legs
 
 
 @pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
