@@ -91,6 +91,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --shard: the records of each entry in DIR/results-<entry name>/ (the "
         "run's results-* artifacts, downloaded one folder each)",
     )
+    _aggregate_options(parser)
+    parser.add_argument(
+        "--commit",
+        metavar="SHA",
+        help="the commit to record it on (default: a pull request's head commit, from the "
+        "event; else $GITHUB_SHA)",
+    )
+    _planning.add_branch_option(parser)
+    _planning.add_ignore_option(parser)
+    _planning.add_runners_option(parser)
+
+
+def _aggregate_options(parser: argparse.ArgumentParser) -> None:
+    """The aggregate greens' forms (`_green_publish`)."""
     parser.add_argument(
         "--record",
         type=Path,
@@ -113,15 +127,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="with --publish: one of the plan's matrices (repeatable)",
     )
-    parser.add_argument(
-        "--commit",
-        metavar="SHA",
-        help="the commit to record it on (default: a pull request's head commit, from the "
-        "event; else $GITHUB_SHA)",
-    )
-    _planning.add_branch_option(parser)
-    _planning.add_ignore_option(parser)
-    _planning.add_runners_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

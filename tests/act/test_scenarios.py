@@ -623,6 +623,21 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         assert f"flox install acme/{avx2}" in page
         assert f'"main/{avx2}":{{"sizes"' in page
 
+        # Issue 28 item 9: the two releases' greens (two check runs on the planned commit,
+        # read with filter=all) are of CI's kind, so the next push plans nothing.
+        assert len(github.state.check_runs) == 2
+        s.artifacts.rename(tmp_path / "artifacts-run-2")
+        docs = s.commit({"docs/notes.md": "after the release\n"}, "docs only")
+        push = s.act(
+            "push",
+            push_event(commit, docs),
+            "ci.yml",
+            stub=STUB,
+            env={"GITHUB_API_URL": github.url},
+        )
+        assert push.step_output("plan", "matrix", "count") == "0", push.text()[-3000:]
+        assert push.result("gate") == "success", push.text()[-3000:]
+
 
 # A stand-in for build-stack.yml with its interface, called once per stack, whose one job
 # only uploads a record: the 330-stack scenario exercises the sharding of ci.yml, not 330
