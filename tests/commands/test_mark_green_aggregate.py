@@ -57,6 +57,15 @@ def _record_each(
     return out_dir
 
 
+def _publish(
+    capsys: pytest.CaptureFixture[str], greens: Path, tmp_path: Path, commit: str
+) -> tuple[int, str, str]:
+    planned = str(tmp_path / "planned.json")
+    return _cli(
+        capsys, "mark-green", "--publish", str(greens), "--planned", planned, "--commit", commit
+    )
+
+
 def test_recorded_greens_published_in_one_check_run_make_the_next_plan_empty(
     repo: Path, github: GitHubDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -67,16 +76,7 @@ def test_recorded_greens_published_in_one_check_run_make_the_next_plan_empty(
     greens = _record_each(capsys, tmp_path, shards)
     assert len(github.state.requests) == before  # recording asks GitHub nothing
     head = git(repo, "rev-parse", "HEAD")
-    code, out, err = _cli(
-        capsys,
-        "mark-green",
-        "--publish",
-        str(greens),
-        "--planned",
-        str(tmp_path / "planned.json"),
-        "--commit",
-        head,
-    )
+    code, out, err = _publish(capsys, greens, tmp_path, head)
     assert code == 0, err
     assert "2 stacks of 2 planned published green" in out, out + err
     assert [m for m, _p in github.state.requests[before:]] == ["POST"]
@@ -99,16 +99,7 @@ def test_a_green_the_plan_did_not_plan_with_that_fingerprint_is_not_published(
     malformed = greens / "green-x" / "x.green"
     malformed.parent.mkdir()
     malformed.write_text("no such thing\n", encoding="utf-8")
-    code, out, err = _cli(
-        capsys,
-        "mark-green",
-        "--publish",
-        str(greens),
-        "--planned",
-        str(tmp_path / "planned.json"),
-        "--commit",
-        git(repo, "rev-parse", "HEAD"),
-    )
+    code, out, err = _publish(capsys, greens, tmp_path, git(repo, "rev-parse", "HEAD"))
     assert code == 0, err
     assert f"ci-tools/{CPU_STACK} not planned with that fingerprint" in err
     assert f"{malformed}:1: " in err  # a notice: it costs no other green
