@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 POLICY = RetryPolicy(attempts=3, total_seconds=900.0, initial_seconds=2.0, max_seconds=20.0)
 WRITE_INTERVAL_SECONDS = 1.0
 ARTIFACT_PREFIX = "results-"
+UNPROVEN = "not proven: "
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +130,12 @@ def _record(
     for verdict in judge(args, env, entries, root):
         if verdict.why_not is not None:
             _notice(verdict.entry, verdict.why_not, env)
+            if verdict.why_not.startswith(_green_publish.UNPROVEN) and verdict.entry.fingerprint:
+                # Its legs passed (the job runs only then) and proved nothing this fleet
+                # checks: recorded, so the next plan does not build it in vain.
+                _green_publish.record(
+                    args.record, verdict.entry.name, verdict.entry.fingerprint, unprovable=True
+                )
             continue
         assert verdict.entry.fingerprint is not None  # proven entries have one
         _green_publish.record(args.record, verdict.entry.name, verdict.entry.fingerprint)
@@ -193,7 +200,7 @@ def _why_not(entry: ShardEntry, scope: str, current: str, root: Path, head: str)
         missing = _green.unproven(folder, entry.packages, scope, head)
     except InputError as exc:
         return f"no records to prove it: {exc}"
-    return "not proven: " + "; ".join(missing) if missing else None
+    return UNPROVEN + "; ".join(missing) if missing else None
 
 
 def _branch(args: argparse.Namespace, entries: Sequence[ShardEntry]) -> str:

@@ -15,7 +15,13 @@ one size whatever the names; `output.summary` says how many. GitHub takes at mos
 characters in each ("Create a check run": output.summary and output.text, "Maximum length:
 65535 characters"): 1,985 lines of 33 characters a check run.
 
-Reading (`digests`): "List check runs for a Git reference" filtered by `check_name`, one
+A stack whose legs passed but whose records prove nothing this fleet can check (issue 28
+item 6: its checks need hardware no runner has) is recorded beside the greens as
+unprovable: a line of the same form for "<stack> <fingerprint> unprovable <inventory>",
+where <inventory> is the sha256 of runners.yaml's bytes (`inventory_digest`). The plan
+builds it again only when its inputs or the inventory change.
+
+Reading: "List check runs for a Git reference" filtered by `check_name`, one
 request a commit (100 check runs a page: a run writes one). Only check runs of the GitHub
 Actions app count (what GITHUB_TOKEN creates as; app slug `github-actions`): anyone else may
 create check runs, and a forged green would skip a build.
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_tools.base.github_answers import text_or_none
@@ -37,15 +44,31 @@ DIGEST_CHARS = 32
 TEXT_LIMIT = 65_535
 PER_CHECK_RUN = TEXT_LIMIT // (DIGEST_CHARS + 1)
 TRUSTED_APP = "github-actions"
+INVENTORY_MAX_BYTES = 4 << 20
 
 
 def digest(stack: str, fingerprint: str) -> str:
     return hashlib.sha256(f"{stack} {fingerprint}".encode()).hexdigest()[:DIGEST_CHARS]
 
 
-def texts(greens: Mapping[str, str]) -> list[str]:
-    """The `output.text` of each check run for `greens` (stack -> fingerprint), in order."""
-    lines = sorted(digest(stack, fp) for stack, fp in greens.items())
+def unprovable_digest(stack: str, fingerprint: str, inventory: str) -> str:
+    return digest(stack, f"{fingerprint} unprovable {inventory}")
+
+
+def inventory_digest(path: Path) -> str:
+    """sha256 of the inventory file's bytes; "none" where there is none (the defaults)."""
+    from ci_tools.base import bounded
+
+    try:
+        return hashlib.sha256(bounded.read_bytes(path, INVENTORY_MAX_BYTES)).hexdigest()
+    except FileNotFoundError:
+        return "none"
+
+
+def texts(greens: Mapping[str, str], unprovable: Sequence[str] = ()) -> list[str]:
+    """The `output.text` of each check run for `greens` (stack -> fingerprint) and the
+    `unprovable` lines (`unprovable_digest`), in order."""
+    lines = sorted([*(digest(stack, fp) for stack, fp in greens.items()), *unprovable])
     return [
         "".join(line + "\n" for line in lines[start : start + PER_CHECK_RUN])
         for start in range(0, len(lines), PER_CHECK_RUN)
@@ -53,7 +76,12 @@ def texts(greens: Mapping[str, str]) -> list[str]:
 
 
 def publish(
-    api: Api, *, commit: str, greens: Mapping[str, str], target_url: str | None
+    api: Api,
+    *,
+    commit: str,
+    greens: Mapping[str, str],
+    target_url: str | None,
+    unprovable: Sequence[str] = (),
 ) -> list[str]:
     """Create the check runs recording `greens` on `commit`; why each that GitHub did not
     take was not (empty: all recorded). Each request is retried within the Api's policy."""
@@ -64,7 +92,7 @@ def publish(
     from ci_tools.base.github_api import translate
 
     refused: list[str] = []
-    parts = texts(greens)
+    parts = texts(greens, unprovable)
     kwargs: dict[str, Any] = {"details_url": target_url} if target_url else {}
     for index, text in enumerate(parts):
         count = text.count("\n")
@@ -122,11 +150,21 @@ def _hex(text: str) -> bool:
 
 
 def green_of(
-    records: Sequence[tuple[str, frozenset[str]]], wanted: Mapping[str, str]
-) -> tuple[frozenset[str], int]:
-    """Which of `wanted` (stack -> fingerprint) a trusted record holds, and how many records
-    were not trusted."""
+    records: Sequence[tuple[str, frozenset[str]]],
+    wanted: Mapping[str, str],
+    inventory: str | None = None,
+) -> tuple[frozenset[str], frozenset[str], int]:
+    """Which of `wanted` (stack -> fingerprint) a trusted record holds green, which as
+    unprovable with `inventory` (None: none counts), and how many records were not
+    trusted."""
     trusted = frozenset().union(*(d for app, d in records if app == TRUSTED_APP))
     untrusted = sum(1 for app, _ in records if app != TRUSTED_APP)
     found = frozenset(stack for stack, fp in wanted.items() if digest(stack, fp) in trusted)
-    return found, untrusted
+    unprovable = frozenset(
+        stack
+        for stack, fp in wanted.items()
+        if inventory is not None
+        and stack not in found
+        and unprovable_digest(stack, fp, inventory) in trusted
+    )
+    return found, unprovable, untrusted

@@ -94,6 +94,8 @@ class Lookup:
     untrusted: Mapping[str, int] = field(default_factory=dict)  # creator -> statuses
     other_kind: Mapping[str, int] = field(default_factory=dict)  # kind ("none") -> statuses
     pulls_refused: str | None = None  # why pull requests were not read, when they were not
+    # Stacks recorded as not provable on this fleet at their inputs and this inventory.
+    unprovable: frozenset[str] = frozenset()
 
 
 class _Budget(Exception):
@@ -115,6 +117,7 @@ class _Reader:
         kind: FingerprintKind,
         trusted: frozenset[str],
         max_calls: int,
+        inventory: str | None = None,
     ) -> None:
         self.api = api
         self.pending = dict(wanted)
@@ -125,6 +128,8 @@ class _Reader:
         self.exhausted = False
         self.pulls_refused: str | None = None  # why GitHub would not list pull requests
         self.checks_refused = False  # GitHub would not list check runs
+        self.inventory = inventory  # runners.yaml's digest: unprovable records of it count
+        self.unprovable: set[str] = set()
         self.seen: set[str] = set()
         self.untrusted: Counter[str] = Counter()
         self.other_kind: Counter[str] = Counter()
@@ -188,10 +193,13 @@ class _Reader:
         except _Refused:
             self.checks_refused = True
             return
-        found, untrusted = greens_aggregate.green_of(page.items, self.pending)
+        found, unprovable, untrusted = greens_aggregate.green_of(
+            page.items, self.pending, self.inventory
+        )
         if untrusted:
             self.untrusted["(check runs of another app)"] += untrusted
-        for stack in found:
+        self.unprovable |= unprovable
+        for stack in found | unprovable:
             del self.pending[stack]
 
     def count(self, record: _GreenRecord) -> None:
@@ -284,11 +292,14 @@ def find_green(
     kind: FingerprintKind,
     trusted: Sequence[str] = DEFAULT_TRUSTED,
     max_calls: int = DEFAULT_MAX_CALLS,
+    inventory: str | None = None,
 ) -> Lookup:
     """Which of `wanted` (stack -> current fingerprint, of `kind`) a trusted success status
     records, reading `commits` ((sha, number of parents), newest first) and the pull
     requests associated with each one that is not a merge."""
-    reader = _Reader(api, wanted, kind=kind, trusted=frozenset(trusted), max_calls=max_calls)
+    reader = _Reader(
+        api, wanted, kind=kind, trusted=frozenset(trusted), max_calls=max_calls, inventory=inventory
+    )
     read = 0
     pulled = 0
     try:
@@ -307,7 +318,8 @@ def find_green(
     except _Budget:
         pass
     return Lookup(
-        green=frozenset(wanted) - frozenset(reader.pending),
+        green=frozenset(wanted) - frozenset(reader.pending) - reader.unprovable,
+        unprovable=frozenset(reader.unprovable),
         commits_read=read,
         pull_commits_read=pulled,
         calls=reader.calls,

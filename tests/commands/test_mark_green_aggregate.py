@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from ci_tools import cli
+from ci_tools.build.results import Check, Status
 from ci_tools.plan import greens_aggregate
 from tests.doubles.github.server import GitHubDouble
-from tests.gitutil import git
+from tests.gitutil import commit_all, git, write
 from tests.greens import BASE, CPU, CPU_STACK, DEP, GPU_STACK, TOKEN, plan, proven
 
 
@@ -128,3 +129,43 @@ def test_the_aggregate_forms_say_what_they_need(
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     code, _out, err = _cli(capsys, "mark-green", *args)
     assert code == 2 and says in err, err
+
+
+def test_a_stack_this_fleet_cannot_prove_is_named_and_not_built_again_until_the_fleet_changes(
+    repo: Path,
+    github: GitHubDouble,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 28 item 6: the CPU stack's legs passed but its checks were skipped (no runner
+    could run them): recorded as unprovable, named in the run's summary, and not planned
+    again until runners.yaml changes (before, every push rebuilt it, silently)."""
+    write(repo, "runners.yaml", RUNNERS)
+    commit_all(repo, "fleet")
+    shards = _one_entry_shards(capsys, tmp_path)
+    root, out_dir = tmp_path / "artifacts", tmp_path / "greens"
+    proven(root / f"results-{GPU_STACK}", (BASE, DEP))
+    proven(root / f"results-{CPU_STACK}", (CPU,), (Check(name="cpu-mlp", status=Status.SKIPPED),))
+    for shard in shards.values():
+        argv = ["--shard", str(shard), "--results-root", str(root), "--record", str(out_dir)]
+        assert _cli(capsys, "mark-green", *argv)[0] == 0
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, out, err = _publish(capsys, out_dir, tmp_path, git(repo, "rev-parse", "HEAD"))
+    assert code == 0, err
+    assert "(1 not provable on this fleet)" in out, out
+    assert f"- `{CPU_STACK}`" in summary.read_text(encoding="utf-8")
+    scheduled, said = plan(capsys)
+    assert scheduled == {}, said
+    assert "1 stacks not built again" in said and CPU_STACK in said
+    write(repo, "runners.yaml", RUNNERS + "# a host joined\n")
+    commit_all(repo, "fleet: a host joined")
+    assert set(plan(capsys)[0]) == {CPU_STACK}
+
+
+RUNNERS = """\
+builders:
+  x86_64-linux:
+    labels: [self-hosted, Linux, X64, builder-x86_64]
+"""
