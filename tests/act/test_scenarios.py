@@ -624,8 +624,19 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         assert f'"main/{avx2}":{{"sizes"' in page
 
         # Issue 28 item 9: the two releases' greens (two check runs on the planned commit,
-        # read with filter=all) are of CI's kind, so the next push plans nothing.
+        # read with filter=all) are of CI's kind, so the next push plans nothing. Main's
+        # other stacks, which no release built, are green by earlier runs' statuses.
         assert len(github.state.check_runs) == 2
+        released = {host.stack("avx"), host.stack("avx2")}
+        main = json.loads(s.ci_tools("matrix", "--branch", "main", "--fingerprints").stdout)
+        for entry in main["include"]:
+            if entry["name"] not in released:
+                github.seed_status(
+                    commit,
+                    "success",
+                    statuses.context(entry["name"]),
+                    statuses.description(entry["fingerprint"]),
+                )
         s.artifacts.rename(tmp_path / "artifacts-run-2")
         docs = s.commit({"docs/notes.md": "after the release\n"}, "docs only")
         push = s.act(
