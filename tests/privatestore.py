@@ -55,3 +55,28 @@ def tamper(path: str, relative: str, text: str) -> None:
     target.parent.chmod(0o755)
     target.chmod(0o644)
     target.write_text(text, encoding="utf-8")
+
+
+# A closure of three paths, versions in their names, the top referring to both others.
+CLOSURE = """
+let
+  sh = "/bin/sh";
+  lib = derivation { name = "libfoo-1.2.3"; system = builtins.currentSystem; builder = sh;
+                     args = [ "-c" "echo library > $out" ]; };
+  py = derivation { name = "python3-3.13.1"; system = builtins.currentSystem; builder = sh;
+                    args = [ "-c" "echo ${lib} > $out" ]; };
+in derivation { name = "python3.13-torch-2.9.1"; system = builtins.currentSystem; builder = sh;
+                args = [ "-c" "echo ${py} ${lib} > $out" ]; }
+"""
+
+
+def build_closure(env: dict[str, str], folder: Path) -> str:
+    """Build CLOSURE with the real Nix in the store of `env`: the top store path."""
+    recipe = folder / "closure.nix"
+    recipe.write_text(CLOSURE, encoding="utf-8")
+    drv = subprocess.run(
+        ["nix-instantiate", str(recipe)], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return subprocess.run(
+        ["nix-store", "--realise", drv], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
