@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common, _fleet, _release_checks
+from ci_tools.commands import _common, _fleet, _provenance, _release_checks
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -75,6 +75,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
     )
     _fleet.add_runners_option(parser)
+    _provenance.add_options(parser)
     parser.add_argument(
         "--preflight",
         action="store_true",
@@ -157,10 +158,14 @@ def _release(
         return _release_checks.nothing_published(
             notes, target.branch.name, existing, dry_run=args.dry_run, say=say
         )
+    made = _provenance.of(notes, records, args.results, dry_run=args.dry_run, say=say)
+    _provenance.write_subjects(args.subjects, made)
     if args.dry_run:
         _say_what_would_change(api, existing, target, notes, body, say)
+        _provenance.say_would(made, say)
     else:
-        _write_release(api, existing, target, notes, body, records, say)
+        written = _write_release(api, existing, target, notes, body, records, say)
+        _provenance.attach(api, written, made, say)
     return _conclude(notes, target.branch.name, say)
 
 
@@ -285,7 +290,7 @@ def _write_release(
     body: Body,
     records: Sequence[ResultRecord],
     say: Callable[[str], None],
-) -> None:
+) -> GitRelease:
     from ci_tools.ship import release
 
     data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
@@ -308,6 +313,7 @@ def _write_release(
             made, name=_table(notes), data=body.table.encode(), content_type="text/markdown"
         )
         say(f"attached {_table(notes)}: the notes are too long for a release body")
+    return made
 
 
 def _conclude(notes: Notes, branch: str, say: Callable[[str], None]) -> int:
