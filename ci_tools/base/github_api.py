@@ -218,6 +218,19 @@ class Api:
     def existing_asset(self, release: GitRelease, name: str) -> bool:
         return bool(github_answers.named(self.assets(release), name))
 
+    def asset_bytes(self, release: GitRelease, name: str) -> bytes | None:
+        """The content of the release's asset `name`; None when it has none."""
+        for asset in github_answers.named(self.assets(release), name)[:1]:
+
+            def fetch(asset: Any = asset) -> bytes:
+                status, _headers, stream = asset.download_asset()
+                if status != 200:
+                    raise InputError(f"download of asset {name} answered HTTP {status}")
+                return b"".join(stream)
+
+            return self.call(f"download asset {name}", fetch)
+        return None
+
     def replace_asset(
         self,
         release: GitRelease,

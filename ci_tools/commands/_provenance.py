@@ -107,6 +107,8 @@ def write_subjects(folder: Path | None, made: Provenance) -> None:
 
 
 def say_would(made: Provenance, say: Callable[[str], None]) -> None:
+    if not made.manifest["variants"]:
+        return
     say(f"would attach {made.manifest_name} ({len(made.manifest['variants'])} variants)")
     for name, _data in made.sboms:
         say(f"would attach {name}")
@@ -115,6 +117,9 @@ def say_would(made: Provenance, say: Callable[[str], None]) -> None:
 def attach(
     api: github_api.Api, release: GitRelease, made: Provenance, say: Callable[[str], None]
 ) -> None:
+    if not made.manifest["variants"]:
+        # Records of an older ci-tools: nothing to bind, verify or attest (warned in `of`).
+        return
     data = (json.dumps(made.manifest, indent=2) + "\n").encode()
     api.replace_asset(release, name=made.manifest_name, data=data)
     say(f"attached {made.manifest_name}")

@@ -364,23 +364,15 @@ def _planned(path: Path | None, branch: str) -> list[str]:
 
 def _previous_asset(api: github_api.Api, existing: GitRelease, name: str) -> Any:
     """The JSON of the release's results asset from an earlier run, or None without one."""
-    from ci_tools.base import github_answers
     from ci_tools.base.errors import InputError
 
-    for asset in github_answers.named(api.assets(existing), name)[:1]:
-
-        def fetch(asset: Any = asset) -> bytes:
-            status, _headers, stream = asset.download_asset()
-            if status != 200:
-                raise InputError(f"download of asset {name} answered HTTP {status}")
-            return b"".join(stream)
-
-        raw = api.call(f"download asset {name}", fetch)
-        try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise InputError(f"asset {name} of release is not JSON: {exc}") from None
-    return None
+    raw = api.asset_bytes(existing, name)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise InputError(f"asset {name} of release is not JSON: {exc}") from None
 
 
 def _head_commit() -> str:

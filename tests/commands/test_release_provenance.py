@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from ci_tools import cli
+from ci_tools.base import narinfo
 from ci_tools.base.narinfo import PathInfo, sri_to_hex
 from ci_tools.build import results
 from ci_tools.build.results import Output, Route
 from ci_tools.ship import manifest, sbom
+from tests import privatestore
 from tests.commands.test_release import CPU, TAG, _record, _release, _save, double
 from tests.doubles.github.server import GitHubDouble
 
@@ -76,3 +79,26 @@ def test_an_sbom_of_other_bytes_is_not_attached(
     assert code == 0 and "of other bytes" in said
     assert double.asset_bytes(TAG, sbom.file_name(CPU)) is None
     assert double.asset_bytes(TAG, manifest.manifest_name(TAG)) is not None
+
+
+@privatestore.needs_nix
+def test_verify_reads_the_manifest_from_the_release(
+    double: GitHubDouble,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 29 item 5: `ci-tools verify --release TAG` reads the asset the release attached."""
+    env = privatestore.store_env(tmp_path / "root")
+    for key, value in env.items():
+        if key != "PATH":
+            monkeypatch.setenv(key, value)
+    path = privatestore.add(env, privatestore.payload(tmp_path, "torch", {"a": "x"}))
+    info = narinfo.one(path, env)
+    folder = _save(tmp_path / "r", _bound(CPU, path, info.nar_hash))
+    assert _release(capsys, "--results", str(folder))[0] == 0
+    assert cli.main(["verify", CPU, "--release", TAG]) == 0
+    assert f"OK: {path} has NAR hash {info.nar_hash}" in capsys.readouterr().out
+    privatestore.tamper(path, "a", "y")
+    assert cli.main(["verify", path, "--release", TAG]) == 1
+    assert cli.main(["verify", CPU, "--release", "main-000000000000"]) == 2
