@@ -2,7 +2,8 @@
 (store path, NAR hash, proof, where proven: ship/manifest.py), each published variant's SBOM
 (written beside its record by the build leg: commands/_sbom.py), and, with `--subjects DIR`,
 the `subject-checksums` files the attestation job signs (DIR/subjects-N.txt, their names in
-the step output `subject-files` as a JSON list)."""
+the step output `subject-files` as a JSON list). `--subjects DIR` alone reads them back from
+the release's manifest: what the attestation job, after the release, signs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import argparse
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="write the attestation's subject-checksums files (<sha256 of the NAR>  <variant>, "
-        f"at most {manifest.MAX_SUBJECTS} a file) to DIR/subjects-N.txt",
+        f"at most {manifest.MAX_SUBJECTS} a file) to DIR/subjects-N.txt; without --results, "
+        "of what the commit's release published (its manifest asset)",
     )
 
 
@@ -92,18 +94,41 @@ def _sbom_of(
     return None
 
 
+def subjects_of_release(api: github_api.Api, tag: str, folder: Path) -> int:
+    """`--subjects DIR` without `--results`: the subjects of what release `tag` published, read
+    from its manifest asset (the attestation job's input). No release or no manifest: no
+    files, an empty list, exit 0 (nothing was published, or nothing bound)."""
+    existing = api.find_release(tag)
+    raw = api.asset_bytes(existing, manifest.manifest_name(tag)) if existing else None
+    data: dict[str, Any] = {"variants": []}
+    if raw is not None:
+        source = f"release {tag} asset {manifest.manifest_name(tag)}"
+        try:
+            loaded = json.loads(raw)
+        except ValueError as exc:
+            raise InputError(f"{source}: not JSON: {exc}") from None
+        data = {"variants": [asdict(e) for e in manifest.entries(loaded, source)]}
+    written = _write_files(folder, data)
+    print(f"{len(data['variants'])} subjects of release {tag} in {len(written)} files")
+    return 0
+
+
 def write_subjects(folder: Path | None, made: Provenance) -> None:
-    if folder is None:
-        return
+    if folder is not None:
+        _write_files(folder, made.manifest)
+
+
+def _write_files(folder: Path, data: dict[str, Any]) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     names = []
-    for index, text in enumerate(manifest.subject_files(made.manifest)):
+    for index, text in enumerate(manifest.subject_files(data)):
         path = folder / f"subjects-{index}.txt"
         atomic_write_text(path, text)
         names.append(path.name)
     env = dict(os.environ)
     if ghoutput.on_actions(env):
         ghoutput.append_outputs(ghoutput.output_path(env), {"subject-files": json.dumps(names)})
+    return names
 
 
 def say_would(made: Provenance, say: Callable[[str], None]) -> None:

@@ -109,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
         for name in _published(settings, branch.name, commit, args.org, names):
             print(name)
         return 0
+    if args.results is None and args.subjects is not None:
+        api = github_api.connect(settings, POLICY, print)
+        return _provenance.subjects_of_release(
+            api, release.tag_for(branch.name, commit), args.subjects
+        )
     # What the fleet can do for each variant (runners.yaml now): the publish policy's bar.
     inventory = _fleet.for_catalog(args, catalog, Path.cwd())
     target = _Target(
@@ -194,7 +199,7 @@ def _check_options(args: argparse.Namespace) -> None:
         publish.validate_org(args.org)
     if args.list_published and args.org is None:
         raise InputError("--list-published needs --org ORG: a variant is published to one org")
-    if not (args.list_published or args.preflight) and args.results is None:
+    if not (args.list_published or args.preflight or args.subjects) and args.results is None:
         raise InputError("--results DIR is required: the folder of the result records")
 
 

@@ -102,3 +102,16 @@ def test_verify_reads_the_manifest_from_the_release(
     privatestore.tamper(path, "a", "y")
     assert cli.main(["verify", path, "--release", TAG]) == 1
     assert cli.main(["verify", CPU, "--release", "main-000000000000"]) == 2
+
+
+def test_the_attestation_jobs_subjects_are_read_back_from_the_release(
+    double: GitHubDouble, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subjects = tmp_path / "subjects"
+    assert _release(capsys, "--subjects", str(subjects))[0] == 0  # no release yet: none
+    assert list(subjects.iterdir()) == []
+    folder = _save(tmp_path / "r", _bound(CPU, STORE, HASH), _record(AVX512))
+    assert _release(capsys, "--results", str(folder))[0] == 0
+    code, said = _release(capsys, "--subjects", str(subjects))
+    assert code == 0 and "1 subjects of release" in said
+    assert (subjects / "subjects-0.txt").read_text() == f"{sri_to_hex(HASH)}  {CPU}\n"
