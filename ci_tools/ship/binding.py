@@ -25,6 +25,28 @@ def uploaded_paths(lines: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def before_upload(record: ResultRecord, nar_hash_here: Callable[[str], str | None]) -> str | None:
+    """Why this runner must not publish (None: it may): the tested path is not in its store,
+    or is there with other bytes. flox publish then finds the path valid and uploads it as it
+    is, so only the tested bytes can go."""
+    build = record.build
+    if build is None or not build.outputs:
+        return None
+    for output in build.outputs:
+        here = nar_hash_here(output.store_path)
+        if here is None:
+            return (
+                f"the tested {output.store_path} is not in this runner's store: flox publish "
+                "would build and upload other bytes; publish where it was tested"
+            )
+        if here != output.nar_hash:
+            return (
+                f"the tested {output.store_path} has NAR hash {here} here, its build recorded "
+                f"{output.nar_hash}"
+            )
+    return None
+
+
 def refusal(
     record: ResultRecord,
     uploaded: tuple[str, ...],

@@ -117,10 +117,7 @@ def _publish_all(
     for name in names:
         record = records[name]
         assert record is not None  # the plan publishes only variants with a passing record
-        say(f"$ {shlex.join(publish_argv(org, name))}")
-        heard = _Heard(say)
-        outcome = floxhub.publish_one(org, name, cwd=cwd, policy=policy, say=heard)
-        outcome = _bound(record, outcome, heard.lines, say)
+        outcome = _publish_tested(record, org, cwd, policy, say)
         results.save(record.with_publish(outcome), results.result_path(results_dir, name))
         if outcome.status is PublishStatus.PUBLISHED and outcome.detail.startswith(ALREADY):
             say(f"{name}: {outcome.detail} (FloxHub's answer through flox publish); skipped")
@@ -130,6 +127,26 @@ def _publish_all(
             say(f"{name}: publish failed: {outcome.detail}")
             failed.append(name)
     return failed
+
+
+def _publish_tested(
+    record: ResultRecord,
+    org: str,
+    cwd: Path,
+    policy: RetryPolicy,
+    say: Callable[[str], None],
+) -> PublishOutcome:
+    """`flox publish` of the tested bytes: refused before flox runs when this runner's store
+    holds other bytes at the tested path, failed after when flox uploaded others."""
+    why = binding.before_upload(record, _nar_hash_here)
+    if why is not None:
+        return PublishOutcome(
+            status=PublishStatus.FAILED, org=org, attempts=0, detail=f"not the tested bytes: {why}"
+        )
+    say(f"$ {shlex.join(publish_argv(org, record.variant))}")
+    heard = _Heard(say)
+    outcome = floxhub.publish_one(org, record.variant, cwd=cwd, policy=policy, say=heard)
+    return _bound(record, outcome, heard.lines, say)
 
 
 class _Heard:

@@ -507,20 +507,22 @@ def _publish_detail(results_dir: Path) -> tuple[PublishStatus, str]:
     return record.publish.status, record.publish.detail
 
 
-def test_publish_fails_when_flox_uploaded_other_bytes_than_the_tested(
+def test_publish_is_refused_when_this_store_holds_other_bytes_than_the_tested(
     flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built = _built_by_flox(flox_env, checkout, monkeypatch)
     here = narinfo.one(built, dict(os.environ)).nar_hash
-    _tested(results_dir, built, "sha256-" + "A" * 43 + "=")
+    recorded = "sha256-" + "A" * 43 + "="
+    _tested(results_dir, built, recorded)
     with pytest.raises(FailedError, match=rf"{PASSED} \(publish failed\)"):
         _publish([PASSED], results_dir, checkout, org="acme")
     status, detail = _publish_detail(results_dir)
     assert status is PublishStatus.FAILED
-    assert f"uploaded {built} with NAR hash {here}" in detail and "other bytes" in detail
+    assert f"has NAR hash {here} here, its build recorded {recorded}" in detail
+    assert _calls(flox_env) == []  # refused before flox publish ran
 
 
-def test_publish_fails_when_flox_uploaded_another_store_path(
+def test_publish_is_refused_when_the_tested_path_is_not_here(
     flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built = _built_by_flox(flox_env, checkout, monkeypatch)
@@ -529,7 +531,28 @@ def test_publish_fails_when_flox_uploaded_another_store_path(
     with pytest.raises(FailedError):
         _publish([PASSED], results_dir, checkout, org="acme")
     status, detail = _publish_detail(results_dir)
+    assert status is PublishStatus.FAILED and f"the tested {tested} is not in this" in detail
+    assert _calls(flox_env) == []
+
+
+def test_publish_fails_when_flox_uploaded_another_store_path(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tested path is here with its bytes, but the clean clone's build is another path."""
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    store = store_environment(flox_env)
+    other = checkout.parent / "other"
+    other.mkdir()
+    (other / "file").write_text("another build", encoding="utf-8")
+    tested = subprocess.run(
+        ["nix-store", "--add", str(other)], env=store, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    _tested(results_dir, tested, narinfo.one(tested, store).nar_hash)
+    with pytest.raises(FailedError):
+        _publish([PASSED], results_dir, checkout, org="acme")
+    status, detail = _publish_detail(results_dir)
     assert status is PublishStatus.FAILED and f"uploaded {built}, not the tested {tested}" in detail
+    assert len(_calls(flox_env)) == 1
 
 
 def test_publish_of_the_tested_bytes_is_published(
