@@ -7,7 +7,9 @@
 The stacks, their order and their routes are `ci-tools matrix`'s own (the real planning code
 on this checkout's catalog and runners.yaml): each stack's build leg runs on `runs_on`, its
 test leg on `test_runs_on`. The fleet: each builder pool of runners.yaml has N hosts (--hosts,
-one figure per N), each test runner --gpu-hosts hosts; a host runs one job at a time.
+one figure per N), each test runner --gpu-hosts hosts; a host runs one job at a time. (With
+--gpu-hosts above 1 and no cache, a test leg may land on another host than its build, whose
+store lacks the build: the real workflow would fail it, the simulation does not model that.)
 Durations: a stack's build leg takes the sum of its variants' `build.seconds` where --records
 holds a record of each (result records of `ci-tools build`), else the stated defaults below;
 a test leg takes TEST_S per variant (records hold no test duration); a mark-green job, on
