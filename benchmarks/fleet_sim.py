@@ -154,10 +154,11 @@ def simulate(shape: Shape, hosts: Sequence[Host]) -> tuple[Ran, ...]:
     order = {job.key: n for n, job in enumerate(shape.jobs)}
     waiting_on = {job.key: set(job.needs) for job in shape.jobs}
     dependents: dict[str, list[str]] = {key: [] for key in jobs}
+    fits = {job.key: eligible(job, hosts) for job in shape.jobs if job.labels is not None}
     for job in shape.jobs:
         for need in job.needs:
             dependents[need].append(job.key)
-        if job.labels is not None and not eligible(job, hosts):
+        if job.labels is not None and not fits[job.key]:
             raise ValueError(f"no host has every label of {job.key}: {sorted(job.labels)}")
     queue: list[tuple[float, int, str]] = []  # (queued at, workflow order, key)
     ends: list[tuple[float, int, str]] = []  # (end, workflow order, key): running jobs
@@ -170,7 +171,7 @@ def simulate(shape: Shape, hosts: Sequence[Host]) -> tuple[Ran, ...]:
         if not job.needs:
             heapq.heappush(queue, (0.0, order[job.key], job.key))
     while queue or ends:
-        queue = _dispatch(queue, jobs, hosts, busy, host_of, started, ends, now)
+        queue = _dispatch(queue, jobs, fits, busy, host_of, started, ends, now)
         if not ends:
             break
         now = ends[0][0]
@@ -192,7 +193,7 @@ def simulate(shape: Shape, hosts: Sequence[Host]) -> tuple[Ran, ...]:
 def _dispatch(
     queue: list[tuple[float, int, str]],
     jobs: Mapping[str, Job],
-    hosts: Sequence[Host],
+    fits: Mapping[str, tuple[int, ...]],  # job -> the hosts that may run it
     busy: dict[int, str],
     host_of: dict[str, int],
     started: dict[str, tuple[float, float]],
@@ -206,7 +207,7 @@ def _dispatch(
         if job.labels is None:
             host = None
         else:
-            free = [i for i in eligible(job, hosts) if i not in busy]
+            free = [i for i in fits[key] if i not in busy]
             if not free:
                 left.append((queued, seq, key))
                 continue
