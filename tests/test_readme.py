@@ -51,6 +51,16 @@ OTHER_TOOLS = {
     "--torch": "benchmarks/bench_size.py",
     "--cuobjdump": "benchmarks/bench_size.py",
     "--list-elf": "cuobjdump",
+    "--hosts": "benchmarks/bench_fleet.py",
+    "--gpu-hosts": "benchmarks/bench_fleet.py",
+    "--records": "benchmarks/bench_fleet.py",
+    "--cache": "benchmarks/bench_fleet.py",
+    "--order": "benchmarks/bench_fleet.py",
+    "--merged": "benchmarks/bench_fleet.py",
+    "--inventory": ".github/scripts/preflight.py",
+    "--runner-dir": ".github/scripts/preflight.py",
+    "--version": "bin/Runner.Listener",
+    "--disableupdate": "the Actions runner's config.sh",
 }
 
 
