@@ -58,7 +58,7 @@ def branch_of(tag: str, branches: Collection[str]) -> str | None:
 def newest(listed: Sequence[Listed], branches: Collection[str]) -> dict[str, int]:
     """Branch -> index in `listed` of its newest release. A draft is left out (nothing was
     published under it); the latest `created` wins, and on a tie, or with no time, the first
-    listed (GitHub lists releases newest first)."""
+    listed (GitHub answers newest first, though its reference promises no order)."""
     best: dict[str, int] = {}
     for index, entry in enumerate(listed):
         branch = branch_of(entry.tag, branches)

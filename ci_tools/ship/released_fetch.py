@@ -2,8 +2,9 @@
 checked by `ci_tools.ship.released`.
 
 GitHub's REST reference, "List releases" (docs.github.com/rest/releases/releases#list-releases):
-newest first, `per_page` at most 100, `contents: read` is enough; drafts only for a token with
-push access. "Get a release asset" (docs.github.com/rest/releases/assets#get-a-release-asset):
+`per_page` at most 100, the "Contents" permission (read) is enough, drafts only for a token
+with push access. GitHub answers newest first (the reference does not promise an order, so
+`released.newest` compares `created_at` among what was read). "Get a release asset" (docs.github.com/rest/releases/assets#get-a-release-asset):
 with `Accept: application/octet-stream` the API streams the content (200) or redirects to it
 (302); PyGithub's `download_asset` asks so and follows the redirect.
 
