@@ -96,6 +96,9 @@ def _read(made: Any) -> tuple[released.Listed, GitRelease] | None:
 def _shelf(
     api: Api, made: GitRelease, tag: str, branch: str, variants: Collection[str], org: str
 ) -> released.Shelf:
+    commit = target.tag_commit(api, tag)
+    if commit is None:  # `checked` refuses it; nothing to download
+        raise released.Untrusted(f"tag {tag} does not exist")
     name = release.asset_name(tag)
     assets = github_answers.named(api.assets(made), name)
     if not assets:
@@ -105,5 +108,4 @@ def _shelf(
         data = json.loads(raw)
     except ValueError as exc:
         raise released.Untrusted(f"asset {name} is not JSON: {exc}") from None
-    commit = target.tag_commit(api, tag)
     return released.checked(data, tag=tag, branch=branch, commit=commit, variants=variants, org=org)

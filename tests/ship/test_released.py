@@ -165,3 +165,25 @@ def test_this_runs_records_win_for_their_variants() -> None:
         ("cuda-13_0", GPU, True),
         ("cuda-12_9", GPU, False),
     ]
+
+
+def test_a_listed_release_of_the_wrong_shape_is_skipped() -> None:
+    import datetime
+    from types import SimpleNamespace
+
+    from ci_tools.ship import released_fetch
+
+    made = datetime.datetime(2026, 11, 22, 4, 0, tzinfo=datetime.UTC)
+    good = SimpleNamespace(tag_name=TAG, draft=False, created_at=made)
+    entry = released_fetch._read(good)
+    assert entry is not None and entry[0] == Listed(
+        tag=TAG, draft=False, created="2026-11-22T04:00:00Z"
+    )
+    undated = released_fetch._read(SimpleNamespace(tag_name=TAG, draft=True, created_at=None))
+    assert undated is not None and undated[0].created == ""
+    for bad in (
+        SimpleNamespace(tag_name=None, draft=False, created_at=made),
+        SimpleNamespace(tag_name=TAG, draft="false", created_at=made),
+        SimpleNamespace(tag_name=TAG, created_at=made),  # no draft at all
+    ):
+        assert released_fetch._read(bad) is None
