@@ -360,16 +360,10 @@ def _previous_asset(api: github_api.Api, existing: GitRelease, name: str) -> Any
     """The JSON of the release's results asset from an earlier run, or None without one."""
     from ci_tools.base import github_answers
     from ci_tools.base.errors import InputError
+    from ci_tools.ship import release
 
     for asset in github_answers.named(api.assets(existing), name)[:1]:
-
-        def fetch(asset: Any = asset) -> bytes:
-            status, _headers, stream = asset.download_asset()
-            if status != 200:
-                raise InputError(f"download of asset {name} answered HTTP {status}")
-            return b"".join(stream)
-
-        raw = api.call(f"download asset {name}", fetch)
+        raw = api.download(asset, name, release.MAX_ASSET_BYTES)
         try:
             return json.loads(raw)
         except ValueError as exc:
