@@ -56,17 +56,24 @@ def branch_of(tag: str, branches: Collection[str]) -> str | None:
 
 
 def newest(listed: Sequence[Listed], branches: Collection[str]) -> dict[str, int]:
-    """Branch -> index in `listed` of its newest release. A draft is left out (nothing was
-    published under it); the latest `created` wins, and on a tie, or with no time, the first
-    listed (GitHub answers newest first, though its reference promises no order)."""
-    best: dict[str, int] = {}
+    """Branch -> index in `listed` of its newest release (`recent`'s first)."""
+    return {branch: found[0] for branch, found in recent(listed, branches, 1).items()}
+
+
+def recent(listed: Sequence[Listed], branches: Collection[str], count: int) -> dict[str, list[int]]:
+    """Branch -> indexes in `listed` of its `count` newest releases, newest first. A draft is
+    left out (nothing was published under it); the latest `created` wins, and on a tie, or
+    with no time, the first listed (GitHub answers newest first, though its reference
+    promises no order)."""
+    by_branch: dict[str, list[int]] = {}
     for index, entry in enumerate(listed):
         branch = branch_of(entry.tag, branches)
-        if branch is None or entry.draft:
-            continue
-        if branch not in best or entry.created > listed[best[branch]].created:
-            best[branch] = index
-    return best
+        if branch is not None and not entry.draft:
+            by_branch.setdefault(branch, []).append(index)
+    return {
+        branch: sorted(found, key=lambda i: (listed[i].created, -i), reverse=True)[:count]
+        for branch, found in by_branch.items()
+    }
 
 
 def checked(

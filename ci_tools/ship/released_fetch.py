@@ -9,8 +9,10 @@ with `Accept: application/octet-stream` the API streams the content (200) or red
 (302); PyGithub's `download_asset` asks so and follows the redirect.
 
 Requests: one page of releases (up to MAX_RELEASES // PER_PAGE pages while a branch has none
-yet), then per branch one or two for its tag, one for its assets and one download: about 15
-for three branches, against GITHUB_TOKEN's 1,000 an hour ("Rate limits for the REST API").
+yet), then per release read one or two for its tag, one for its assets and one download: a
+branch's newest release, and older ones (up to RELEASES_PER_BRANCH) only while some of its
+variants have no published record yet. About 15 for three branches released whole, at most
+60, against GITHUB_TOKEN's 1,000 an hour ("Rate limits for the REST API").
 """
 
 from __future__ import annotations
@@ -32,37 +34,64 @@ if TYPE_CHECKING:
 # Releases read at most, newest first: one release per branch and commit, so this reaches
 # back that many releases for a branch that has not been released lately.
 MAX_RELEASES = 300
+# A branch's releases whose assets are read, newest first: a release publishes the variants
+# it selected, so a variant published by an earlier release (a narrower selection then, or a
+# later one now) is still installed from FloxHub; the newest release that holds it wins.
+RELEASES_PER_BRANCH = 5
 
 
 def published(
     api: Api, branches: Mapping[str, Collection[str]], org: str, say: Callable[[str], None]
 ) -> list[ResultRecord]:
-    """The records each branch's newest release holds as published to `org`. `branches`:
-    branch -> its variants. A release that fails a check, or cannot be read, is left out
-    with a line through `say` naming it and why; a branch without a release is said too."""
+    """The records each branch's newest releases (RELEASES_PER_BRANCH) hold as published to
+    `org`, the newest release's record of a variant winning. `branches`: branch -> its
+    variants. A release that fails a check, or cannot be read, is left out with a line
+    through `say` naming it and why; a branch without a release is said too."""
     listed = _listing(api, set(branches))
-    found = released.newest([entry for entry, _ in listed], branches)
+    found = released.recent([entry for entry, _ in listed], branches, RELEASES_PER_BRANCH)
     out: list[ResultRecord] = []
     for branch in branches:
         if branch not in found:
             say(f"branch {branch}: no release among the newest {MAX_RELEASES}: nothing published")
             continue
-        entry, made = listed[found[branch]]
-        try:
-            shelf = _shelf(api, made, entry.tag, branch, branches[branch], org)
-        except released.Untrusted as exc:
-            say(f"release {entry.tag}: left out, not believed: {exc}")
-            continue
-        except (FailedError, InputError) as exc:
-            say(f"release {entry.tag}: left out, not read: {exc}")
-            continue
-        if shelf.elsewhere:
-            say(
-                f"release {entry.tag}: {len(shelf.elsewhere)} variants published to another org "
-                f"than {org} get no install line ({', '.join(shelf.elsewhere[:5])})"
-            )
-        out.extend(shelf.records)
+        have: set[str] = set()
+        for index in found[branch]:
+            entry, made = listed[index]
+            shelf = _trusted_shelf(api, made, entry.tag, branch, branches[branch], org, say)
+            if shelf is None:
+                continue
+            fresh = [record for record in shelf.records if record.variant not in have]
+            have.update(record.variant for record in fresh)
+            out.extend(fresh)
+            if have >= set(branches[branch]):
+                break
     return out
+
+
+def _trusted_shelf(
+    api: Api,
+    made: GitRelease,
+    tag: str,
+    branch: str,
+    variants: Collection[str],
+    org: str,
+    say: Callable[[str], None],
+) -> released.Shelf | None:
+    """The release's published records once its asset is believed; None (said) otherwise."""
+    try:
+        shelf = _shelf(api, made, tag, branch, variants, org)
+    except released.Untrusted as exc:
+        say(f"release {tag}: left out, not believed: {exc}")
+        return None
+    except (FailedError, InputError) as exc:
+        say(f"release {tag}: left out, not read: {exc}")
+        return None
+    if shelf.elsewhere:
+        say(
+            f"release {tag}: {len(shelf.elsewhere)} variants published to another org "
+            f"than {org} get no install line ({', '.join(shelf.elsewhere[:5])})"
+        )
+    return shelf
 
 
 def _listing(api: Api, branches: set[str]) -> list[tuple[released.Listed, GitRelease]]:

@@ -74,6 +74,9 @@ def test_the_newest_release_of_each_branch_and_never_a_draft() -> None:
         Listed(tag="main-eeeeeeeeeeee", draft=False, created="2026-11-20T00:00:00Z"),
     ]
     assert released.newest(listed, BRANCHES) == {"main": 1, "cuda-12_9": 3}
+    # The newest few of each branch, newest first (a tie: the one listed first).
+    assert released.recent(listed, BRANCHES, 2) == {"main": [1, 5], "cuda-12_9": [3, 2]}
+    assert released.recent(listed, BRANCHES, 1) == {"main": [1], "cuda-12_9": [3]}
 
 
 def test_a_sound_asset_gives_the_records_published_to_the_org() -> None:
