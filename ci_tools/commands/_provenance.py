@@ -99,7 +99,8 @@ def subjects_of_release(api: github_api.Api, tag: str, folder: Path) -> int:
     from its manifest asset (the attestation job's input). No release or no manifest: no
     files, an empty list, exit 0 (nothing was published, or nothing bound)."""
     existing = api.find_release(tag)
-    raw = api.asset_bytes(existing, manifest.manifest_name(tag)) if existing else None
+    name = manifest.manifest_name(tag)
+    raw = api.asset_bytes(existing, name, manifest.MAX_BYTES) if existing else None
     data: dict[str, Any] = {"variants": []}
     if raw is not None:
         source = f"release {tag} asset {manifest.manifest_name(tag)}"

@@ -370,8 +370,9 @@ def _planned(path: Path | None, branch: str) -> list[str]:
 def _previous_asset(api: github_api.Api, existing: GitRelease, name: str) -> Any:
     """The JSON of the release's results asset from an earlier run, or None without one."""
     from ci_tools.base.errors import InputError
+    from ci_tools.ship import release
 
-    raw = api.asset_bytes(existing, name)
+    raw = api.asset_bytes(existing, name, release.MAX_ASSET_BYTES)
     if raw is None:
         return None
     try:

@@ -22,7 +22,6 @@ from ci_tools.base.errors import EXIT_FAILED, EXIT_OK, InputError, printable
 from ci_tools.ship import manifest
 from ci_tools.ship import verify as judgement
 
-MAX_MANIFEST_BYTES = 64 << 20
 _VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
 _TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
@@ -91,7 +90,7 @@ def _manifest_data(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if args.manifest is not None:
         source = str(args.manifest)
         try:
-            text = bounded.read_text(args.manifest, MAX_MANIFEST_BYTES)
+            text = bounded.read_text(args.manifest, manifest.MAX_BYTES)
         except (OSError, ValueError) as exc:
             raise InputError(f"{source}: cannot read the manifest: {exc}") from None
     else:
@@ -119,7 +118,7 @@ def _download(tag: str) -> str:
     if release is None:
         raise InputError(f"{settings.repository} has no release {tag}")
     name = manifest.manifest_name(tag)
-    raw = api.asset_bytes(release, name)
+    raw = api.asset_bytes(release, name, manifest.MAX_BYTES)
     if raw is None:
         raise InputError(f"release {tag} has no asset {name}: it was released before manifests")
     return raw.decode("utf-8", "replace")

@@ -26,6 +26,7 @@ from ci_tools.build.results import ResultRecord
 KIND = "ci-tools release manifest"
 SCHEMA = 1
 MAX_SUBJECTS = 1024
+MAX_BYTES = 64 << 20  # what a reader takes of a manifest: a few hundred bytes a variant
 _NAR_HASH = re.compile(r"sha256-[A-Za-z0-9+/]{43}=")
 _VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
 

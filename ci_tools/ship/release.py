@@ -308,6 +308,10 @@ def _size(size: int | None) -> str:
     raise AssertionError("unreachable")
 
 
+# A results asset holds a record per variant (a few KiB each); a larger one is not read.
+MAX_ASSET_BYTES = 32 * 1024 * 1024
+
+
 def asset_name(tag: str) -> str:
     return f"results-{tag}.json"
 

@@ -211,7 +211,8 @@ def _build(value: object) -> BuildOutcome | None:
 
 
 def _outputs(value: object) -> tuple[Output, ...]:
-    if not isinstance(value, list):
+    # A tuple is what `to_json` (asdict) gives before the record is written as JSON.
+    if not isinstance(value, (list, tuple)):
         raise _Bad("build.outputs", f"must be a list, not {_show(value)}")
     found = []
     for index, item in enumerate(value):
