@@ -237,6 +237,12 @@ class Api:
     def existing_asset(self, release: GitRelease, name: str) -> bool:
         return bool(github_answers.named(self.assets(release), name))
 
+    def asset_bytes(self, release: GitRelease, name: str, max_bytes: int) -> bytes | None:
+        """The content of the release's asset `name` (`download`); None when it has none."""
+        for asset in github_answers.named(self.assets(release), name)[:1]:
+            return self.download(asset, name, max_bytes)
+        return None
+
     def replace_asset(
         self,
         release: GitRelease,

@@ -198,6 +198,10 @@ def test_least_privilege(path: Path) -> None:
             # (its README, "Security Considerations"), in the github-pages environment.
             assert writes == {"pages", "id-token"}, f"{path.name} job {job_id}: {writes}"
             assert job.get("environment", {}).get("name") == "github-pages"
+        elif path.name == "release.yml" and job_id == "attest":
+            # The one job that signs: actions/attest needs these two (its README, "Usage"),
+            # and holds nothing else (issue 29 item 4), not even `contents: read`.
+            assert permissions == {"id-token": "write", "attestations": "write"}, permissions
         elif path.name == "build-stack.yml" and job_id in ("build", "test"):
             # The legs on the self-hosted runners run the build's code: they write nothing on
             # GitHub (the build leg pushes to the binary cache, the test leg publishes to
