@@ -2,11 +2,19 @@
 the one the build recorded and the test leg tested, with the same NAR hash.
 
 `flox publish` builds again in a clean clone of the pushed commit and uploads what that build
-produced (flox-publish(1), "Publishing process"); it names each output as it uploads it, with
-the progress message "Uploading '<store path>'" (flox cli/flox-rust-sdk/src/providers/
-publish.rs, `upload_store_path`). The same derivation gives the same store path, but nothing
-makes a rebuild give the same bytes: the NAR hash of the path in this runner's store (what was
-uploaded) is compared with the one the build record carries.
+produced (flox-publish(1), "Publishing process"). The same derivation gives the same store
+path, and a path already valid in the store is never rebuilt, so the first guard is before
+flox runs: the tested path must be in this runner's store with the NAR hash its build
+recorded (`before_upload`); flox then uploads those bytes.
+
+flox names each output only in a progress span, "Uploading '<store path>'" (flox
+cli/flox-rust-sdk/src/providers/publish.rs, `upload_store_path`, `#[instrument(fields(progress
+= ...))]`), which its logger draws through indicatif and filters out of its plain log lines
+(cli/flox/src/utils/init/logger.rs, `FilteredFormatFields` dropping the `progress` field):
+on a terminal it shows, in a CI job's piped stderr it does not. Where flox named the paths,
+each must be a tested output with its recorded NAR hash (`refusal`); where it named none,
+the guard before the upload is what binds them, and a clean clone whose derivation differs
+from the tested one (an input the build leg had and the clone lacks) goes undetected here.
 """
 
 from __future__ import annotations
@@ -53,15 +61,15 @@ def refusal(
     nar_hash_here: Callable[[str], str | None],
 ) -> str | None:
     """Why what was uploaded is not what was tested; None when it is. `nar_hash_here` says
-    a path's NAR hash in this runner's store (None: not there, or not a store path)."""
+    a path's NAR hash in this runner's store (None: not there, or not a store path). With no
+    path named (flox's piped output names none), the tested path must still be here with its
+    recorded bytes."""
     build = record.build
     if build is None or not build.outputs:
         return None  # an older record carries no NAR hash: the caller warns it is unbound
     if not uploaded:
-        return (
-            "flox publish named no store path it uploaded, so nothing shows it is the tested "
-            f"{build.store_path}; not recorded as published"
-        )
+        # flox names them only on a terminal: the tested bytes must still be here as tested.
+        return before_upload(record, nar_hash_here)
     for path in uploaded:
         recorded = build.output(path)
         if recorded is None:

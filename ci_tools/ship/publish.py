@@ -183,7 +183,13 @@ def _bound(
             "older ci-tools or without nix on PATH): the upload is not bound to the tested bytes"
         )
         return outcome
-    why = binding.refusal(record, binding.uploaded_paths(lines), _nar_hash_here)
+    uploaded = binding.uploaded_paths(lines)
+    if not uploaded:
+        say(
+            f"{record.variant}: flox named no uploaded path (it shows them only on a "
+            "terminal); bound by the tested path being in this store with its recorded NAR hash"
+        )
+    why = binding.refusal(record, uploaded, _nar_hash_here)
     if why is None:
         return outcome
     return replace(outcome, status=PublishStatus.FAILED, detail=f"not the tested bytes: {why}")

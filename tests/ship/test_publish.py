@@ -538,7 +538,9 @@ def test_publish_is_refused_when_the_tested_path_is_not_here(
 def test_publish_fails_when_flox_uploaded_another_store_path(
     flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The tested path is here with its bytes, but the clean clone's build is another path."""
+    """The tested path is here with its bytes, but the clean clone's build is another path:
+    seen where flox names what it uploads (on a terminal)."""
+    monkeypatch.setenv("FLOX_DOUBLE_TERMINAL", "1")
     built = _built_by_flox(flox_env, checkout, monkeypatch)
     store = store_environment(flox_env)
     other = checkout.parent / "other"
@@ -558,6 +560,19 @@ def test_publish_fails_when_flox_uploaded_another_store_path(
 def test_publish_of_the_tested_bytes_is_published(
     flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash)
+    said = "\n".join(_publish([PASSED], results_dir, checkout, org="acme"))
+    # A CI job's stderr is a pipe: flox names no uploaded path, and the tested path being
+    # here with its recorded bytes is what binds the upload.
+    assert "Uploading" not in said and "flox named no uploaded path" in said
+    assert _publish_detail(results_dir)[0] is PublishStatus.PUBLISHED
+
+
+def test_publish_of_the_tested_bytes_named_by_flox_is_published(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLOX_DOUBLE_TERMINAL", "1")
     built = _built_by_flox(flox_env, checkout, monkeypatch)
     _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash)
     said = _publish([PASSED], results_dir, checkout, org="acme")
