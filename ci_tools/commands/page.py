@@ -10,7 +10,6 @@ from pathlib import Path
 from ci_tools.base.errors import InputError
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.build import results
-from ci_tools.catalog import layout
 from ci_tools.commands import _common
 from ci_tools.host.answer import ORG_PLACEHOLDER
 from ci_tools.page import site
@@ -56,9 +55,8 @@ def run(args: argparse.Namespace) -> int:
     records = results.load_dir(args.results) if args.results is not None else []
     if args.out.exists() and not args.out.is_dir():
         raise InputError(f"--out {args.out}: not a folder")
-    templates = _common.catalog_path(args).resolve().parent / layout.TEMPLATES_DIR
     generated = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
-    text = site.make(catalog, org, records, templates, generated)
+    text = site.make(catalog, org, records, generated)
     args.out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out / PAGE, text)
     (args.out / PAGE).chmod(0o644)  # a web page: readable by whoever serves it

@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_tools.base import packaged
 from ci_tools.base.errors import InputError
 from ci_tools.catalog import layout
 from ci_tools.ship.release import Notes
 
 NOTES_TEMPLATE = "release-notes.md.j2"
-# ci-tools' own notes template; a repository's templates/release-notes.md.j2 replaces it.
-PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
+# ci-tools' own notes template is package data (ci_tools/ship/templates/); a repository's
+# templates/release-notes.md.j2 replaces it.
 # Below GitHub's 125,000 characters, with room for GitHub's own counting of what it stores.
 BODY_LIMIT = 100_000
 FAILED_SHOWN = 100  # failures a summary names
@@ -54,7 +55,7 @@ def render_notes(notes: Notes, templates_dir: Path, *, full: bool = True) -> str
 
     env = Environment(
         loader=ChoiceLoader(
-            [FileSystemLoader(str(templates_dir)), FileSystemLoader(str(PACKAGED_TEMPLATES))]
+            [FileSystemLoader(str(templates_dir)), packaged.loader("ci_tools.ship")]
         ),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -66,7 +67,7 @@ def render_notes(notes: Notes, templates_dir: Path, *, full: bool = True) -> str
         template = env.get_template(NOTES_TEMPLATE)
     except TemplateNotFound:
         raise InputError(
-            f"{PACKAGED_TEMPLATES / NOTES_TEMPLATE}: ci-tools' release notes template is "
+            f"{NOTES_TEMPLATE}: ci-tools' release notes template is "
             "missing from its installation; reinstall ci-tools, or put one at "
             f"{templates_dir / NOTES_TEMPLATE}"
         ) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from ci_tools.base.errors import InputError
@@ -26,7 +27,7 @@ def test_without_a_template_of_its_own_a_repository_gets_ci_tools_one(
 ) -> None:
     notes, _ = _notes(catalog)
     assert notes_text.render_notes(notes, tmp_path) == notes_text.render_notes(
-        notes, notes_text.PACKAGED_TEMPLATES
+        notes, Path(notes_text.__file__).parent / "templates"
     )
     (tmp_path / "release-notes.md.j2").write_text("{{ notes.tag }} ours\n", encoding="utf-8")
     assert notes_text.render_notes(notes, tmp_path) == f"{notes.tag} ours\n"
@@ -36,6 +37,7 @@ def test_a_missing_packaged_template_is_bad_input(
     catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     notes, _ = _notes(catalog)
-    monkeypatch.setattr(notes_text, "PACKAGED_TEMPLATES", tmp_path / "gone")
+    gone = jinja2.FileSystemLoader(tmp_path / "gone")
+    monkeypatch.setattr(notes_text.packaged, "loader", lambda *_: gone)
     with pytest.raises(InputError, match=r"release notes template is missing"):
         notes_text.render_notes(notes, tmp_path)
