@@ -10,6 +10,7 @@ from pathlib import Path
 from ci_tools.base.errors import InputError
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.build import results
+from ci_tools.catalog import named
 from ci_tools.commands import _common
 from ci_tools.host.answer import ORG_PLACEHOLDER
 from ci_tools.page import site
@@ -49,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     org = args.org or catalog.org
     if org is None:
         raise InputError(
-            f"{catalog.display_name} names no `org` for the install lines: set `org:` there "
+            f"{catalog.display_name} names no `org` for the install lines: set `org:` in "
+            f"{named.settings_file(catalog)} "
             f"or pass --org (the page will not print {ORG_PLACEHOLDER})"
         )
     records = results.load_dir(args.results) if args.results is not None else []

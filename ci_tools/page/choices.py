@@ -117,7 +117,9 @@ def _label(members: Sequence[Isa]) -> str:
 
 
 def driver_thresholds(catalog: Catalog) -> tuple[int, ...]:
-    return tuple(sorted({t.min_driver for b in catalog.branches.values() for t in b.toolkits}))
+    """The known least drivers (an unknown one divides no class: it blocks nothing)."""
+    known = {t.min_driver for b in catalog.branches.values() for t in b.toolkits}
+    return tuple(sorted(d for d in known if d is not None))
 
 
 def driver_class(driver: str | None, thresholds: Sequence[int]) -> int:

@@ -134,9 +134,16 @@ def variant_row(variant: Variant, org: str, record: Mapping[str, Any] | None) ->
         ),
         "isa": variant.isa.name if variant.isa is not None else "",
         "cuda": variant.cuda or "",
-        "min_driver": variant.toolkit.min_driver if variant.cuda and variant.toolkit else "",
+        "min_driver": _min_driver(variant),
         "python": variant.python,
         "sizes": [sizes.get(k) for k in ("cuda_libraries", "torch_package", "closure")],
         "proven": (record or {}).get("proven", ""),
         "install": answer.install_line(org, variant.name),
     }
+
+
+def _min_driver(variant: Variant) -> int | str:
+    """The least driver of a CUDA variant, "unknown" where nothing states it; "" for others."""
+    if not variant.cuda or variant.toolkit is None:
+        return ""
+    return "unknown" if variant.toolkit.min_driver is None else variant.toolkit.min_driver

@@ -159,8 +159,9 @@ def test_the_recipe_templates_are_ci_tools_own_not_the_checkout(
     (repo / "templates/pkgs/torch-cuda-variant.nix.j2").write_text(
         "{% endif %}\n", encoding="utf-8"
     )
-    result = run_cli("generate", "--check", cwd=repo)
+    result = run_cli("generate", "--out", str(repo / "out"), cwd=repo)
     assert result.returncode == 0, result.stderr
+    assert _snapshot(repo / "out") == _snapshot(repo / ".flox/pkgs")
 
 
 def test_unknown_branch_lists_the_known_ones(run_cli: CliRunner, repo: Path) -> None:

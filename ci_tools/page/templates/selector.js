@@ -323,10 +323,14 @@
   function variantBlock(v, answer) {
     var box = node("div");
     var list = node("dl");
-    describe(list, "Versions", Object.keys(v.versions).map(function (k) { return k + " " + v.versions[k]; }).join(", ") + ", Python " + v.python);
+    // A fact the repository does not state is null: said in words, never "null" or ">= 0".
+    describe(list, "Versions", Object.keys(v.versions).map(function (k) { return k + " " + (v.versions[k] === null ? "version unknown" : v.versions[k]); }).join(", ") + ", Python " + v.python);
     describe(list, "CUDA", v.cuda || "none (CPU or Apple Metal)");
+    var yours = answer.driver ? " (yours: " + answer.driver + ")" : " \u2014 check with nvidia-smi";
     if (v.min_driver !== null) {
-      describe(list, "NVIDIA driver", ">= " + v.min_driver + (answer.driver ? " (yours: " + answer.driver + ")" : " \u2014 check with nvidia-smi"));
+      describe(list, "NVIDIA driver", ">= " + v.min_driver + yours);
+    } else if (v.cuda) {
+      describe(list, "NVIDIA driver", "one for CUDA " + v.cuda + "; its least version unknown" + yours);
     }
     var record = data.records[v.branch + "/" + v.package];
     if (record) {
