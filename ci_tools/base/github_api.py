@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ci_tools.base import github_answers, redact
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.github_answers import MAX_PAGES, PER_PAGE, checked_release
-from ci_tools.base.github_transient import is_transient, server_delay
+from ci_tools.base.github_transient import is_dns_failure, is_transient, server_delay
 from ci_tools.base.retry import Deadline, DeadlinePassed, RetryPolicy, call, within
 
 if TYPE_CHECKING:
@@ -35,6 +35,11 @@ TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
 _REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 # How long one HTTP request may hang before it counts as a (transient) failure.
 REQUEST_TIMEOUT_SECONDS = 30
+
+
+class UnreachableError(FailedError):
+    """GitHub could not be reached at all (no name resolution, no connection, no answer in
+    time): a dry run can still preview what it would write."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,19 +102,29 @@ class Api:
 
         budget = f"the {self.deadline.seconds:.0f} s budget for GitHub"
         policy = replace(self.policy, total_seconds=self.deadline.left())
+        failed_lookups: list[BaseException] = []
+
+        def transient(exc: BaseException) -> bool:
+            # A name that did not resolve is tried once more (a resolver's hiccup), not for
+            # the whole budget: without a network it stays unresolved.
+            if is_dns_failure(exc):
+                failed_lookups.append(exc)
+                return len(failed_lookups) <= 1
+            return is_transient(exc)
+
         try:
             return within(
                 self.deadline,
                 lambda: call(
                     policy,
                     action,
-                    transient=is_transient,
+                    transient=transient,
                     server_delay=server_delay,
                     on_retry=on_retry,
                 ),
             )
         except DeadlinePassed:
-            raise FailedError(f"GitHub: {what}: no answer within {budget}") from None
+            raise UnreachableError(f"GitHub: {what}: no answer within {budget}") from None
         except github_answers.shape_errors() as exc:
             described = self.settings.redact(github_answers.describe(exc))
             raise FailedError(
@@ -332,7 +347,16 @@ def _translate(what: str, exc: Exception, settings: Settings) -> Exception:
             f"GitHub refused to {what} ({described}): the token needs `contents: write` "
             "on this repository"
         )
+    if _no_connection(exc):
+        return UnreachableError(f"GitHub: {what}: cannot reach {settings.api_url}: {described}")
     return FailedError(f"GitHub: {what} failed: {described}")
+
+
+def _no_connection(exc: BaseException) -> bool:
+    from requests import ConnectionError as RequestsConnectionError
+    from requests import Timeout
+
+    return isinstance(exc, RequestsConnectionError | Timeout)
 
 
 def connect_lazy(settings: Settings, policy: RetryPolicy, say: Callable[[str], None]) -> Api:
