@@ -9,9 +9,9 @@ from typing import Any
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import Variant
 from ci_tools.host import answer, facts, hostinfo
-from ci_tools.host.candidates import Built
+from ci_tools.host.candidates import Built, every_variant
 from ci_tools.host.detect import workloads
-from ci_tools.page import choices, table
+from ci_tools.page import choices, gpu_names, published, table
 
 SCHEMA = 1
 FLAGS_COMMAND = "grep -m1 -E '^(flags|Features)' /proc/cpuinfo"
@@ -46,6 +46,7 @@ def page_data(
         "answers": store.answers,
         "variants": store.variants,
         "records": dict(records),
+        "publication": published.publication(every_variant(catalog), records),
     }
 
 
@@ -67,7 +68,7 @@ def questions(catalog: Catalog, built: Built) -> dict[str, Any]:
                 "sm": g.name,
                 "capability": g.capability,
                 "family": g.family,
-                "hardware": list(g.hardware),
+                "hardware": gpu_names.names(g.capability, g.hardware),
             }
             for g in catalog.gpus.values()
         ],
