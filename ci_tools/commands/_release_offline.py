@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,7 @@ def notes_of(
         org=args.org,
         planned=planned,
         scopes=target.scopes,
+        page_url=notes_text.page_url(os.environ),
     )
     templates = notes_text.templates_dir(_common.catalog_path(args))
     return notes, notes_text.release_body(notes, templates)

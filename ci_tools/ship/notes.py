@@ -8,11 +8,14 @@ counts, the first failures) and points to the full notes, attached as `table_nam
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_tools.base import packaged
 from ci_tools.base.errors import InputError
+from ci_tools.catalog import grammar as g
 from ci_tools.catalog import layout
 from ci_tools.ship.release import Notes
 
@@ -74,6 +77,17 @@ def render_notes(notes: Notes, templates_dir: Path, *, full: bool = True) -> str
     return template.render(
         notes=notes, full=full, failed_shown=FAILED_SHOWN, table=table_name(notes.tag)
     )
+
+
+def page_url(env: Mapping[str, str]) -> str | None:
+    """Where the release workflow deploys the selector page: the repository's GitHub Pages
+    site (https://OWNER.github.io/REPO/, or the root for a repository OWNER.github.io)."""
+    owner, _, name = env.get("GITHUB_REPOSITORY", "").partition("/")
+    if g.ORG.problem(owner) is not None or not re.fullmatch(r"[A-Za-z0-9._-]{1,100}", name):
+        return None
+    if name.lower() == f"{owner.lower()}.github.io":
+        return f"https://{owner.lower()}.github.io/"
+    return f"https://{owner.lower()}.github.io/{name}/"
 
 
 def templates_dir(catalog_path: Path) -> Path:

@@ -189,6 +189,14 @@ def _selected(browser: Any) -> dict[str, str]:
             "pytorch-python313-cuda13_0-sm121-armv9",
         ),
         ("cc=7.0&arch=x86_64&cpu=avx%2Bavx2", {"gpu": "cc:7.0"}, ""),
+        # A deep link with raw flags names every flag its ISA needs (/proc/cpuinfo has them
+        # all); the README's example gave two and ended at "No pytorch build fits".
+        (
+            "cc=9.0&flags=avx,avx2,fma,f16c,avx512f,avx512dq,avx512vl,avx512bw,avx512_bf16"
+            "&arch=x86_64&driver=580.65.06",
+            {"gpu": "sm90", "cpu": "avx+avx2+avx512+avx512bf16"},
+            "pytorch-python313-cuda12_8-sm90-avx512",
+        ),
     ],
 )  # fmt: skip
 def test_deep_links_select_what_they_say(
