@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "ci_tools.commands.sync_workflows",
         "keep the workflows' branch lists equal to the catalog's branches",
     ),
+    "preflight": (
+        "ci_tools.commands.preflight",
+        "check that this self-hosted runner has flox, Nix and the free disk a build needs",
+    ),
     "build": ("ci_tools.commands.build", "run `flox build` for variants and record the result"),
     "test": ("ci_tools.commands.test", "prove a built variant is what it claims to be"),
     "report": (

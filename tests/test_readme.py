@@ -40,6 +40,8 @@ OTHER_TOOLS = {
     "--index-url": "pip",
     "--without-pip": "python3 -m venv",
     "--upgrade": "pip",
+    "--no-deps": "pip wheel",
+    "--no-build-isolation": "pip wheel",
     "--gc": "nix-store",
     "--generate-binary-cache-key": "nix-store",
     "--key-file": "nix store sign",

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     # Where writes may land once symlinks are resolved: the checkout, or the folder named.
     roots = (out_dir,) if args.out is not None else (Path.cwd(),)
 
-    env = recipes.environment(root / layout.TEMPLATES_DIR)
+    env = recipes.environment()
     files = recipes.render_branch(catalog, branch, env)
     if args.check:
         with _locked(out_dir, shared=True):

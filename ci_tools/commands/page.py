@@ -14,7 +14,7 @@ from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
 from ci_tools.build.results import ResultRecord
-from ci_tools.catalog import layout, variants
+from ci_tools.catalog import named, variants
 from ci_tools.catalog.model import Catalog
 from ci_tools.commands import _common
 from ci_tools.host.answer import ORG_PLACEHOLDER
@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     org = args.org or catalog.org
     if org is None:
         raise InputError(
-            f"{catalog.display_name} names no `org` for the install lines: set `org:` there "
+            f"{catalog.display_name} names no `org` for the install lines: set `org:` in "
+            f"{named.settings_file(catalog)} "
             f"or pass --org (the page will not print {ORG_PLACEHOLDER})"
         )
     records = results.load_dir(args.results) if args.results is not None else []
@@ -73,9 +74,8 @@ def run(args: argparse.Namespace) -> int:
         records = _with_releases(catalog, org, records)
     if args.out.exists() and not args.out.is_dir():
         raise InputError(f"--out {args.out}: not a folder")
-    templates = _common.catalog_path(args).resolve().parent / layout.TEMPLATES_DIR
     generated = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
-    text = site.make(catalog, org, records, templates, generated)
+    text = site.make(catalog, org, records, generated)
     args.out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out / PAGE, text)
     (args.out / PAGE).chmod(0o644)  # a web page: readable by whoever serves it

@@ -28,8 +28,8 @@ def make(
     catalog: Catalog,
     org: str,
     results: Iterable[ResultRecord],
-    templates_dir: Path,
     generated: str,
+    templates_dir: Path | None = None,
 ) -> str:
     facts = records.by_variant(results, catalog.branches)
     page = data.page_data(catalog, org, facts, generated)
@@ -37,4 +37,4 @@ def make(
         data.variant_row(v, org, facts.get(f"{v.branch.name}/{v.name}"))
         for v in every_variant(catalog)
     ]
-    return html.render(templates_dir, page, rows)
+    return html.render(page, rows, templates_dir)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ci_tools.base.errors import InputError
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import Variant, expand
 from ci_tools.render import keys
@@ -25,12 +24,13 @@ from ci_tools.render.recipes import render_template
 if TYPE_CHECKING:
     import jinja2
 
-# The blocks rendered from templates/readme/; the key reference is ci-tools' own (keys.py).
+# The blocks rendered from ci-tools' templates (render/templates/readme/); the key reference
+# is ci-tools' own too (keys.py).
 BLOCKS: tuple[str, ...] = ("variants", "gpus", "isas")
 
 
 def template_of(block: str) -> str:
-    return f"{layout.TEMPLATES_DIR}/readme/{block}.md.j2"
+    return f"readme/{block}.md.j2"
 
 
 def begin_marker(block: str) -> str:

@@ -134,6 +134,8 @@ class Notes:
     cuda: str
     rows: tuple[Row, ...]
     coverage: tuple[str, ...] = ()  # the proof coverage, Markdown lines (the headline)
+    drivers: tuple[tuple[str, int | None], ...] = ()  # (CUDA, least driver; None: unknown)
+    page_url: str | None = None  # the selector page, where the people who install choose
 
     @property
     def counts(self) -> dict[str, int]:
@@ -191,6 +193,7 @@ def build_notes(
     org: str | None,
     planned: Iterable[str] = (),
     scopes: Mapping[str, str] | None = None,
+    page_url: str | None = None,
 ) -> Notes:
     """`planned`: the variants this run planned; one with no record failed (its job was
     cancelled or timed out before writing anything), it was not "not selected". `scopes`:
@@ -220,6 +223,8 @@ def build_notes(
         cuda=branch.cuda,
         rows=rows,
         coverage=tuple(coverage.markdown(coverage.coverage(chosen, absent))),
+        drivers=tuple((t.cuda_short, t.min_driver) for t in branch.toolkits),
+        page_url=page_url,
     )
 
 

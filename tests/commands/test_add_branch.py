@@ -58,11 +58,11 @@ def checklist() -> list[str]:
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
-    """A build repository on `main`: this one's catalog, recipes, templates, Nix, workflows."""
+    """A build repository on `main`: this one's catalog, recipes, Nix, workflows."""
     repo = init(tmp_path / "repo")
     for name in ("catalog.yaml", "runners.yaml", "README.md"):
         shutil.copy(REPO_ROOT / name, repo / name)
-    for folder in ("docs", "templates", "nix", ".flox/pkgs", ".flox/env", ".github/workflows"):
+    for folder in ("docs", "nix", ".flox/pkgs", ".flox/env", ".github/workflows"):
         shutil.copytree(REPO_ROOT / folder, repo / folder)
     commit_all(repo, "main")
     return repo

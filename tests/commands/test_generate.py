@@ -25,7 +25,6 @@ def repo(tmp_path: Path, repo_root: Path) -> Path:
     shutil.copy(repo_root / "catalog.yaml", copy)
     shutil.copy(repo_root / "README.md", copy)
     shutil.copytree(repo_root / "docs", copy / "docs")
-    shutil.copytree(repo_root / "templates", copy / "templates")
     shutil.copytree(repo_root / "nix", copy / "nix")
     shutil.copytree(repo_root / ".flox" / "pkgs", copy / ".flox" / "pkgs")
     return copy
@@ -152,16 +151,18 @@ def test_broken_catalog_names_file_and_line_and_writes_nothing(
     assert not out.exists()
 
 
-def test_broken_template_writes_nothing(run_cli: CliRunner, repo: Path) -> None:
+def test_the_recipe_templates_are_ci_tools_own_not_the_checkout(
+    run_cli: CliRunner, repo: Path
+) -> None:
+    """Templates are package data (issue 30 item 1): a checkout without them generates, and a
+    stray `templates/` there is not read (the old code read it and failed here)."""
+    (repo / "templates/pkgs").mkdir(parents=True)
     (repo / "templates/pkgs/torch-cuda-variant.nix.j2").write_text(
         "{% endif %}\n", encoding="utf-8"
     )
-    (repo / ".flox/pkgs/pytorch-python313-cpu-avx2.nix").unlink()
-    before = _snapshot(repo)
-    result = run_cli("generate", cwd=repo)
-    assert result.returncode == 2
-    assert "templates/pkgs/torch-cuda-variant.nix.j2:1:" in result.stderr
-    assert _snapshot(repo) == before
+    result = run_cli("generate", "--out", str(repo / "out"), cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert _snapshot(repo / "out") == _snapshot(repo / ".flox/pkgs")
 
 
 def test_unknown_branch_lists_the_known_ones(run_cli: CliRunner, repo: Path) -> None:

@@ -64,7 +64,6 @@ def test_concurrent_generates_on_one_folder(
     shutil.copy(harness.REPO_ROOT / "catalog.yaml", work / "catalog.yaml")
     shutil.copy(harness.REPO_ROOT / "README.md", work / "README.md")
     shutil.copytree(harness.REPO_ROOT / "docs", work / "docs")
-    (work / "templates").symlink_to(harness.REPO_ROOT / "templates")
     out = work / ".flox" / "pkgs"
     for trial in range(LONG if fuzz_long else SHORT):
         label = f"seed {fuzz_seed + 22} trial {trial}"

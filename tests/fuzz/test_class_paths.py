@@ -53,7 +53,6 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     shutil.copy(harness.REPO_ROOT / "catalog.yaml", work / "catalog.yaml")
     shutil.copy(harness.REPO_ROOT / "README.md", work / "README.md")
     shutil.copytree(harness.REPO_ROOT / "docs", work / "docs")
-    (work / "templates").symlink_to(harness.REPO_ROOT / "templates")
     assert harness.run_inprocess(["generate", "--branch", BRANCH], work).code == 0
     other = harness.run_inprocess(["generate", "--branch", OTHER_BRANCH, "--out", "other"], work)
     assert other.code == 0, other.stderr
