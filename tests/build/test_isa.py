@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.build.smoke import isa, isa_rules
+from ci_tools.build.smoke import evidence, isa, isa_rules
+from ci_tools.build.results import Status
+from ci_tools.build.smoke import evaluate
 from ci_tools.catalog.model import Platform
 from tests import skips
 
@@ -186,9 +188,15 @@ AVX512_KERNEL = (
 )
 
 
+# As many plain functions of torch's own (c10::plainN) as the proof must read before it can
+# tell anything (`evidence.ISA_FLOOR`): every assembled library has them.
+PLAIN = {f"_ZN3c10{len(f'plain{i}')}plain{i}Ev": "nop" for i in range(evidence.ISA_FLOOR)}
+
+
 def assemble(tmp_path: Path, functions: dict[str, str], *, arm: bool = False) -> Path:
     source = tmp_path / "lib.s"
-    source.write_text(".text\n" + "".join(_function(n, b) for n, b in functions.items()))
+    every = {**functions, **PLAIN}
+    source.write_text(".text\n" + "".join(_function(n, b) for n, b in every.items()))
     target = tmp_path / "libtorch_cpu.so"
     argv = ["aarch64-linux-gnu-as", "-march=armv9-a+sve2+fp16+dotprod"] if arm else ["as", "--64"]
     subprocess.run([*argv, str(source), "-o", str(target)], check=True)
@@ -214,7 +222,8 @@ def test_an_avx2_build_with_avx512_kernels_it_selects_at_run_time_is_proven(tmp_
     assert verdict.ok, verdict.detail
     assert "avx2 (vpaddd), f16c (vcvtph2ps), fma (vfmadd231ps) present" in verdict.detail
     assert (
-        "nothing above avx2" in verdict.detail and "(1 functions every CPU runs)" in verdict.detail
+        "nothing above avx2" in verdict.detail
+        and f"({1 + evidence.ISA_FLOOR} functions every CPU runs)" in verdict.detail
     )
 
 
@@ -279,6 +288,44 @@ def test_a_library_without_symbols_proves_nothing(tmp_path: Path) -> None:
     subprocess.run(["strip", "--strip-all", str(library)], check=True)
     verdict = prove(library, AVX2)
     assert not verdict.ok and "has no symbols" in verdict.detail
+
+
+# Compiled by gcc, not assembled: AVX2, FMA, F16C and AVX-512 code in functions none of
+# which is torch's own (plain C names, no c10/at/torch namespace).
+NOT_TORCH_C = r"""
+#include <immintrin.h>
+__attribute__((target("avx512f"))) void add16(float *a, const float *b) {
+  _mm512_storeu_ps(a, _mm512_add_ps(_mm512_loadu_ps(a), _mm512_loadu_ps(b)));
+}
+__attribute__((target("avx2,fma"))) void fma8(float *a, const float *b) {
+  __m256 x = _mm256_loadu_ps(a);
+  _mm256_storeu_ps(a, _mm256_fmadd_ps(x, _mm256_loadu_ps(b), x));
+}
+__attribute__((target("avx2"))) void add8(int *a, const int *b) {
+  __m256i x = _mm256_loadu_si256((const __m256i *)a);
+  _mm256_storeu_si256((__m256i *)a, _mm256_add_epi32(x, _mm256_loadu_si256((const __m256i *)b)));
+}
+__attribute__((target("avx,f16c"))) void half8(float *a, const unsigned short *h) {
+  _mm256_storeu_ps(a, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h)));
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@needs_x86_binutils
+def test_a_library_with_none_of_torchs_own_code_cannot_tell(tmp_path: Path) -> None:
+    """Issue 29: AVX-512 code and no function of torch's own once passed as an avx2 proof
+    ("nothing above avx2 in torch's own code (0 functions every CPU runs)")."""
+    source = tmp_path / "kernels.c"
+    source.write_text(NOT_TORCH_C)
+    library = tmp_path / "libtorch_cpu.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    verdict = prove(library, AVX2)
+    assert not verdict.ok and verdict.cannot_tell, verdict.detail
+    assert "cannot tell: only 0 of torch's own functions" in verdict.detail
+    # `ci-tools test` records it as no proof (skipped), not as a failed build.
+    status, _ = evaluate._isa({"ok": verdict.ok, "cannot_tell": True, "detail": verdict.detail})
+    assert status is Status.SKIPPED
 
 
 # --- assembled objects: aarch64 --------------------------------------------------------------
