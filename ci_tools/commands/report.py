@@ -15,6 +15,8 @@ from pathlib import Path
 from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.build import report
+from ci_tools.build.smoke.expect import from_catalog
+from ci_tools.commands import _common
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +38,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the variants the run planned: the JSON `ci-tools matrix` printed, or one name a "
         "line; a planned variant with no record counts as a failed build",
     )
+    # The publish policy judges each record against the checks `ci-tools test` makes for its
+    # variant, which the catalog says.
+    _common.add_catalog_option(parser)
 
 
 def _is_step_summary(path: Path) -> bool:
@@ -48,7 +53,8 @@ def _is_step_summary(path: Path) -> bool:
 def run(args: argparse.Namespace) -> int:
     planned = report.load_planned(args.planned) if args.planned is not None else []
     records = report.load_records(args.directory, allow_empty=bool(planned))
-    text = report.markdown(records, planned)
+    expect_of = from_catalog(_common.load(args))
+    text = report.markdown(records, expect_of, planned)
     if args.markdown is None:
         sys.stdout.write(text)
     elif _is_step_summary(args.markdown):
@@ -57,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             handle.write(text)
     else:
         atomic_write_text(args.markdown, text)
-    summary = report.summary(records, planned)
+    summary = report.summary(records, expect_of, planned)
     if args.json is not None:
         atomic_write_text(args.json, json.dumps(summary, indent=2) + "\n")
     failed: int = summary["counts"]["failed"]

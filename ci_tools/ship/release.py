@@ -21,6 +21,7 @@ from ci_tools.base import markup
 from ci_tools.base.errors import InputError
 from ci_tools.build import coverage, policy, results
 from ci_tools.build.results import SCHEMA, PublishStatus, ResultRecord, Status
+from ci_tools.build.smoke.expect import Expectations, expectations_for, of_variants
 from ci_tools.catalog.model import Branch
 from ci_tools.catalog.variants import Variant
 
@@ -81,16 +82,18 @@ class Outcome(StrEnum):
         )
 
 
-def outcome_of(record: ResultRecord | None, scope: str = "static") -> Outcome:
+def outcome_of(
+    record: ResultRecord | None, expect: Expectations | None, scope: str = "static"
+) -> Outcome:
     """`scope`: what the fleet can do for the variant (its route); the publish policy judges
-    the record's proof by it."""
+    the record's proof by it, against the checks the catalog's expectations (`expect`) ask."""
     if record is None:
         return Outcome.NOT_SELECTED
     if record.build is None or record.build.status is not Status.PASSED:
         return Outcome.BUILD_FAILED
     if record.test is None:
         return Outcome.NOT_TESTED
-    verdict = policy.judge(record, scope)
+    verdict = policy.judge(record, scope, expect)
     if verdict.failed or record.test.status is Status.FAILED:
         return Outcome.TEST_FAILED
     if not verdict.allowed:
@@ -219,14 +222,15 @@ def build_notes(
         torchvision=branch.versions.get("torchvision", "-"),
         cuda=branch.cuda,
         rows=rows,
-        coverage=tuple(coverage.markdown(coverage.coverage(chosen, absent))),
+        coverage=tuple(coverage.markdown(coverage.coverage(chosen, of_variants(variants), absent))),
     )
 
 
 def _row(
     variant: Variant, record: ResultRecord | None, scope: str, org: str | None, *, planned: bool
 ) -> Row:
-    outcome = outcome_of(record, scope)
+    expected = expectations_for(variant)
+    outcome = outcome_of(record, expected, scope)
     missing = record is None and planned
     if missing:
         outcome = Outcome.BUILD_FAILED
@@ -245,11 +249,11 @@ def _row(
         detail=(
             "planned, but no record: its job was cancelled or timed out"
             if missing
-            else _detail(record, outcome, scope)
+            else _detail(record, outcome, scope, expected)
         ),
         libraries=_libraries(record),
         import_time=_import_time(record),
-        proof=markup.text(policy.describe(record)) if record is not None else "",
+        proof=markup.text(policy.describe(record, expected)) if record is not None else "",
     )
 
 
@@ -266,11 +270,13 @@ def _install_org(record: ResultRecord | None, org: str | None) -> str | None:
     return publish_org if publish.is_org(publish_org) else None
 
 
-def _detail(record: ResultRecord | None, outcome: Outcome, scope: str) -> str:
+def _detail(
+    record: ResultRecord | None, outcome: Outcome, scope: str, expected: Expectations
+) -> str:
     if record is None:
         return ""
     if outcome is Outcome.NOT_PROVEN:
-        return markup.text(policy.judge(record, scope).why)
+        return markup.text(policy.judge(record, scope, expected).why)
     if outcome is Outcome.TEST_FAILED and record.test is not None:
         failed = [markup.text(c.name) for c in record.test.checks if c.status is Status.FAILED]
         return "failed checks: " + ", ".join(failed) if failed else ""
