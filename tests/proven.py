@@ -6,14 +6,17 @@ so a record made here is one the real test path can write, and nothing more."""
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from ci_tools.build.results import Check
+from ci_tools.build.results import Check, ResultRecord
 from ci_tools.build.smoke import evidence
 from ci_tools.build.smoke.evaluate import evaluate, static_proofs
-from ci_tools.build.smoke.expect import Expectations, expectations_for
+from ci_tools.build.smoke.expect import Expectations, expectations_for, from_catalog
 from ci_tools.catalog import variants
+from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.commands import _green
 
@@ -85,3 +88,19 @@ def static(wanted: Expectations, functions: int = WHEEL_FUNCTIONS) -> tuple[Chec
         )
         facts["isa"] = {"ok": True, "detail": detail}
     return static_proofs(facts, wanted, "no runner of the fleet runs it")
+
+
+@functools.cache
+def _repo_catalog() -> Catalog:
+    root = Path(__file__).resolve().parent.parent
+    return load_catalog(root / "catalog.yaml", display_name="catalog.yaml")
+
+
+def repo_expect(branch: str, name: str) -> Expectations:
+    """The expectations of a variant of this repository's own catalog.yaml."""
+    return expect(_repo_catalog(), branch, name)
+
+
+def repo_expect_of(record: ResultRecord) -> Expectations | None:
+    """`expect_of` for records of variants of this repository's catalog.yaml."""
+    return from_catalog(_repo_catalog())(record)

@@ -18,6 +18,7 @@ from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
 from ci_tools.build.results import PublishStatus
 from ci_tools.ship import publish
+from tests import proven
 from tests.conftest import DATA, REPO_ROOT
 from tests.doubles.flox.test_flox_double import double_environment, make_repo, recipe
 
@@ -27,6 +28,7 @@ PUBLISHED = "pytorch-python313-cuda12_9-sm90-avx512"  # its record says "publish
 TEST_FAILED = "pytorch-python313-cuda12_9-sm89-avx2"
 BUILD_FAILED = "torchvision-python313-cuda12_9-sm89-avx2"
 VARIANTS = (PASSED, PUBLISHED, TEST_FAILED, BUILD_FAILED)
+EXPECTED = {name: proven.repo_expect("cuda-12_9", name) for name in VARIANTS}
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -113,6 +115,7 @@ def _publish(
         results_dir=results_dir,
         cwd=cwd,
         dry_run=dry_run,
+        expected=EXPECTED,
         policy=RetryPolicy(attempts=attempts, sleep=(sleeps if sleeps is not None else []).append),
         say=said.append,
     )
@@ -208,6 +211,7 @@ def test_the_refusal_names_both_commits(
             results_dir=records,
             cwd=checkout,
             dry_run=False,
+            expected=EXPECTED,
             policy=RetryPolicy(attempts=1),
             say=said.append,
         )
