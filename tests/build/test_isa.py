@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.build.smoke import evidence, isa, isa_rules
 from ci_tools.build.results import Status
-from ci_tools.build.smoke import evaluate
+from ci_tools.build.smoke import evaluate, evidence, isa, isa_rules
 from ci_tools.catalog.model import Platform
 from tests import skips
 
