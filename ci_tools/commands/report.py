@@ -15,7 +15,8 @@ from pathlib import Path
 from ci_tools.base.errors import EXIT_FAILED, EXIT_OK
 from ci_tools.base.fsutil import atomic_write_text
 from ci_tools.build import report
-from ci_tools.build.smoke.expect import from_catalog
+from ci_tools.build.smoke.expect import ExpectOf, from_catalog
+from ci_tools.catalog import layout
 from ci_tools.commands import _common
 
 
@@ -50,10 +51,28 @@ def _is_step_summary(path: Path) -> bool:
     return Path(target).resolve() == path.resolve()
 
 
+def _expectations(args: argparse.Namespace) -> ExpectOf:
+    """The catalog's expectations of each record's variant; outside a build repository (no
+    catalog, no recipes, no --catalog) none, and every record shows unproven, saying why."""
+    cwd = Path.cwd()
+    if (
+        args.catalog is None
+        and not _common.catalog_path(args).is_file()
+        and not (cwd / layout.PKGS_DIR).is_dir()
+    ):
+        print(
+            f"ci-tools: report: no {layout.CATALOG} or {layout.PKGS_DIR}/ here: no record can be "
+            "judged proven (pass --catalog PATH)",
+            file=sys.stderr,
+        )
+        return lambda record: None
+    return from_catalog(_common.load(args))
+
+
 def run(args: argparse.Namespace) -> int:
     planned = report.load_planned(args.planned) if args.planned is not None else []
     records = report.load_records(args.directory, allow_empty=bool(planned))
-    expect_of = from_catalog(_common.load(args))
+    expect_of = _expectations(args)
     text = report.markdown(records, expect_of, planned)
     if args.markdown is None:
         sys.stdout.write(text)

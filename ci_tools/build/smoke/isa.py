@@ -276,9 +276,11 @@ def prove(
     nm: str,
     env: Mapping[str, str],
     select: Callable[[str], bool] | None = None,
+    floor: int = evidence.ISA_FLOOR,
 ) -> Verdict:
     """Present and nothing above (module docstring); the detail names the evidence.
-    `select` keeps only the functions whose name it accepts (a part of a library)."""
+    `select` keeps only the functions whose name it accepts (a part of a library, which
+    needs a `floor` of its own: fewer of torch's functions read than it cannot tell)."""
     fns = [f for f in functions(library, nm, env) if select is None or select(f[2])]
     if not fns:
         return Verdict(
@@ -310,7 +312,7 @@ def prove(
                 break
     if errors:
         return Verdict(ok=False, detail="; ".join(dict.fromkeys(errors)))
-    return _judge(library, target, wanted, findings)
+    return _judge(library, target, wanted, findings, floor)
 
 
 def _scan(
@@ -345,7 +347,9 @@ def _search_order(fns: Sequence[tuple[int, int, str]], missing: frozenset[str]) 
     return [[first[i] for i in order], others]
 
 
-def _judge(library: Path, target: Target, wanted: frozenset[str], findings: Findings) -> Verdict:
+def _judge(
+    library: Path, target: Target, wanted: frozenset[str], findings: Findings, floor: int
+) -> Verdict:
     missing = sorted(wanted - findings.first.keys())
     general = len(findings.general)
     if missing:
@@ -364,12 +368,12 @@ def _judge(library: Path, target: Target, wanted: frozenset[str], findings: Find
             + (f", and {others} more instructions above {target.isa}" if others else "")
             + f" in torch's own code ({general} functions every CPU runs): SIGILL there",
         )
-    if general < evidence.ISA_FLOOR:
+    if general < floor:
         return Verdict(
             ok=False,
             cannot_tell=True,
             detail=f"{library.name}: cannot tell: only {general} of torch's own functions "
-            f"found (fewer than {evidence.ISA_FLOOR}), so that no instruction above "
+            f"found (fewer than {floor}), so that no instruction above "
             f"{target.isa} among them proves nothing",
         )
     seen = {flag: findings.first[flag].instruction for flag in wanted}
