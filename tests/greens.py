@@ -25,7 +25,6 @@ from ci_tools.commands import mark_green as mark_green_command
 from ci_tools.plan import schedule
 from tests.doubles.github.server import GitHubDouble
 from tests.gitutil import commit_all, git, init, write
-from tests.proven import expected_here, ran
 
 TOKEN = "ghs_SeCrEt0123456789abcdefTOKEN"
 OWNER_REPO = "acme/torch-builds"
@@ -113,15 +112,15 @@ def proven(
     variants: tuple[str, ...] = (BASE, DEP, CPU),
     checks: tuple[Check, ...] | None = None,
     commit: str | None = None,
+    schema: int = results.SCHEMA,
 ) -> Path:
     """A results folder whose records prove `variants` (their checks, as `ci-tools test` makes
     them for the checkout's variants, ran on hardware of their kind), as a stack's test leg
     leaves it; `checks` replaces what they recorded. They name
     `commit`, by default the current folder's HEAD, as a build there records it."""
     commit = commit or checked_out()
-    expected = expected_here("main", variants)
     for name in variants:
-        said = ran(expected[name]) if checks is None else checks
+        said = _ran(name) if checks is None else checks
         record = ResultRecord(
             variant=name,
             package=name.split("-", 1)[0],
@@ -130,9 +129,17 @@ def proven(
             commit=commit,
             build=BuildOutcome(status=Status.PASSED, seconds=1.0),
             test=results.TestOutcome(status=test_status(said), checks=said),
+            schema=schema,
         )
         results.save(record, results.result_path(folder, name))
     return folder
+
+
+def _ran(name: str) -> tuple[Check, ...]:
+    """The checks `ci-tools test` records for the checkout's variant `name`, all passed."""
+    from tests.proven import expected_here, ran  # imported only where asked for
+
+    return ran(expected_here("main", [name])[name])
 
 
 def checked_out() -> str | None:

@@ -435,6 +435,22 @@ def test_cli_refuses_failed_variants_exit_1(
     assert f"{TEST_FAILED} (test failed: arch-list)" in done.stderr
 
 
+def test_cli_never_publishes_a_record_of_checks_ci_tools_test_does_not_make(
+    run_cli: CliRunner, flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    """Issue 29: a cpu-avx2 record whose only check was {"name": "x", "status": "passed"}
+    made `ci-tools publish` run `flox publish`."""
+    path = results_dir / f"{PASSED}.result.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["test"]["checks"] = [{"name": "x", "status": "passed", "detail": ""}]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    args = (PASSED, "--org", "acme", "--results", str(results_dir), "--branch", "cuda-12_9")
+    done = _cli(run_cli, checkout, flox_env, *args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "not a check `ci-tools test` makes for it: x" in done.stdout + done.stderr
+    assert _calls(flox_env) == []
+
+
 @pytest.mark.parametrize("org", ["acme-", "a b; rm -rf ~", "$(id)", "x\n::warning::y"])
 def test_cli_invalid_org_exit_2(
     run_cli: CliRunner, checkout: Path, results_dir: Path, org: str
