@@ -48,12 +48,20 @@ def variant_facts(record: ResultRecord, expect: Expectations | None) -> dict[str
     started = record.build.started_at if record.build is not None else None
     return {
         "sizes": asdict(record.sizes),
-        "proven": proof(record),
+        # The policy's judgement first: checks `ci-tools test` never makes prove nothing.
+        "proven": _not_as_tested(record, expect) or proof(record),
         "passed": policy.publishable(record, expect),
         "org": publish.org if publish is not None and record.published else None,
         "date": started[:10] if started else None,
         "commit": record.commit[:12] if record.commit else None,
     }
+
+
+def _not_as_tested(record: ResultRecord, expect: Expectations | None) -> str:
+    if record.test is None or not record.built:
+        return ""
+    why = policy.not_as_tested(record, expect)
+    return f"not proven: {why}" if why else ""
 
 
 def by_variant(

@@ -60,3 +60,11 @@ def test_a_record_with_every_size() -> None:
     assert facts["sizes"] == {"cuda_libraries": 10, "torch_package": 30, "closure": None}
     assert facts["date"] == "2026-11-20"
     assert facts["org"] is None  # never published
+
+
+def test_a_record_of_checks_ci_tools_test_does_not_make_is_not_proven() -> None:
+    """Issue 29: the page says what the publish policy says of a record of made-up checks."""
+    record = _record(("x", P))
+    facts = records.variant_facts(record, proven.repo_expect_of(record))
+    assert facts["passed"] is False
+    assert facts["proven"] == ("not proven: checks not a check `ci-tools test` makes for it: x")
