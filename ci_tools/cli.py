@@ -49,6 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "publish": ("ci_tools.commands.publish", "publish variants that passed to a Flox organisation"),
     "release": ("ci_tools.commands.release", "create or update the GitHub release of a branch"),
+    "verify": (
+        "ci_tools.commands.verify",
+        "check that an installed variant is the bytes a release published, and how it was proven",
+    ),
     "detect": ("ci_tools.commands.detect", "recommend the variant that fits this machine"),
     "page": ("ci_tools.commands.page", "write the variant selector page (one static HTML file)"),
 }

@@ -7,6 +7,11 @@ are collected (`nix-store --gc --max-freed`, only as much as is missing; results
 from a workspace and profiles are GC roots and stay), then the space is measured again.
 Each problem is one `::error::` annotation (escaped for workflow commands); exit 1 on any.
 Python itself is checked by the step before (this script runs in ci-tools' virtualenv).
+
+`--runner-dir DIR` also checks the Actions runner configured in DIR (2.327.1 or later:
+ci_tools.host.runner_version). A maintainer passes it on the host, setting the runner up: a
+job cannot check it, since a runner too old for the pinned actions fails at "Set up job",
+before any step (this preflight included).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import sys
 from pathlib import Path
 
 from ruamel.yaml import YAML
+
+from ci_tools.host import runner_version
 
 GIB = 1024**3
 
@@ -79,15 +86,42 @@ def check(inventory: Path) -> list[str]:
     return problems
 
 
+def runner_problem(program: Path) -> str | None:
+    """What is wrong with the Actions runner whose listener is `program`; None: nothing."""
+    try:
+        found = subprocess.run(
+            [str(program), "--version"], capture_output=True, text=True, check=False, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{program} --version did not run: {exc}"
+    return runner_version.problem(found.stdout, found.returncode, program)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inventory", type=Path, default=Path("runners.yaml"))
+    parser.add_argument(
+        "--runner-dir",
+        type=Path,
+        help="also check the Actions runner configured in this folder (run on the host)",
+    )
     args = parser.parse_args()
+    program = runner_version.listener(args.runner_dir) if args.runner_dir else None
+    if program is not None and not program.is_file():  # a wrong argument: exit 2
+        print(
+            f"::error::{escape(str(args.runner_dir))}: no bin/Runner.Listener there; pass "
+            "--runner-dir the folder the Actions runner was configured in (where config.sh "
+            "and .runner are)"
+        )
+        return 2
     problems = check(args.inventory)
+    runner = runner_problem(program) if program is not None else None
+    problems += [runner] if runner is not None else []
     for problem in problems:
         print(f"::error::{escape(problem)}")
     if not problems:
-        print("preflight: flox, Nix and free disk are in order")
+        checked = "flox, Nix, free disk and the Actions runner" if args.runner_dir else ""
+        print(f"preflight: {checked or 'flox, Nix and free disk'} are in order")
     return 1 if problems else 0
 
 

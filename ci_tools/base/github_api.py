@@ -215,8 +215,33 @@ class Api:
             ),
         )
 
+    def download(self, asset: GitReleaseAsset, name: str, max_bytes: int) -> bytes:
+        """The asset's content: "Get a release asset" with Accept: application/octet-stream
+        answers it (200) or a redirect to it (302), which PyGithub follows. Over `max_bytes`
+        the call fails (FailedError) instead of reading on."""
+
+        def fetch() -> bytes:
+            status, _headers, stream = asset.download_asset(chunk_size=64 * 1024)
+            if status != 200:
+                raise InputError(f"download of asset {name} answered HTTP {status}")
+            chunks, size = [], 0
+            for chunk in stream:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise github_answers.ShapeError(f"asset {name} is over {max_bytes} bytes")
+                chunks.append(chunk)
+            return b"".join(chunks)
+
+        return self.call(f"download asset {name}", fetch)
+
     def existing_asset(self, release: GitRelease, name: str) -> bool:
         return bool(github_answers.named(self.assets(release), name))
+
+    def asset_bytes(self, release: GitRelease, name: str, max_bytes: int) -> bytes | None:
+        """The content of the release's asset `name` (`download`); None when it has none."""
+        for asset in github_answers.named(self.assets(release), name)[:1]:
+            return self.download(asset, name, max_bytes)
+        return None
 
     def replace_asset(
         self,

@@ -6,6 +6,8 @@ read them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ci_tools.catalog.model import Kind
 from ci_tools.catalog.variants import Variant
 
@@ -22,6 +24,8 @@ MANIFEST = ".flox/env/manifest.toml"
 MANIFEST_LOCK = ".flox/env/manifest.lock"
 TEMPLATES_DIR = "templates"
 README = "README.md"
+# The manual's pages; they and the README hold the blocks `generate` keeps current.
+DOCS_DIR = "docs"
 WORKFLOWS_DIR = ".github/workflows"
 
 # Every generated file carries this marker in its first lines; `generate` never overwrites
@@ -46,6 +50,16 @@ _RECIPE_TEMPLATE = {
     Kind.DARWIN: f"{TEMPLATES_DIR}/pkgs/torch-darwin-variant.nix.j2",
 }
 DEPENDENT_TEMPLATE = f"{TEMPLATES_DIR}/pkgs/dependent-variant.nix.j2"
+
+
+def generated_docs(root: Path) -> list[Path]:
+    """The README and the docs/ pages (Markdown, directly in docs/) of the repository at
+    `root` that exist: where `generate` looks for its blocks."""
+    found = [root / README] if (root / README).is_file() else []
+    docs = root / DOCS_DIR
+    if docs.is_dir() and not docs.is_symlink():
+        found += sorted(path for path in docs.glob("*.md") if path.is_file())
+    return found
 
 
 def recipe_path(name: str) -> str:

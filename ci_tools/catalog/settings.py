@@ -8,7 +8,7 @@ file names of its recipes. Optional, and small:
         versions: {pytorch: "2.10.0", torchvision: "0.25.0"}   # what `ci-tools test` expects
 
 Its shape is declared with the kinds of `shape.py` and `scalars.py`, like `tables.py` declares
-catalog.yaml and runners.yaml, so the loader's checks, the JSON Schema and the README's key
+catalog.yaml and runners.yaml, so the loader's checks, the JSON Schema and the key
 reference come from the declaration below.
 """
 

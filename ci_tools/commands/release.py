@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common, _fleet, _release_checks
+from ci_tools.commands import _common, _fleet, _provenance, _release_checks
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -75,6 +75,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
     )
     _fleet.add_runners_option(parser)
+    _provenance.add_options(parser)
     parser.add_argument(
         "--preflight",
         action="store_true",
@@ -108,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
         for name in _published(settings, branch.name, commit, args.org, names):
             print(name)
         return 0
+    if args.results is None and args.subjects is not None:
+        api = github_api.connect(settings, POLICY, print)
+        return _provenance.subjects_of_release(
+            api, release.tag_for(branch.name, commit), args.subjects
+        )
     # What the fleet can do for each variant (runners.yaml now): the publish policy's bar.
     inventory = _fleet.for_catalog(args, catalog, Path.cwd())
     target = _Target(
@@ -135,6 +141,7 @@ def _release(
     planned: list[str],
     say: Callable[[str], None],
 ) -> int:
+    from ci_tools.build.smoke.expect import of_variants
     from ci_tools.ship import notes as notes_text
     from ci_tools.ship import release
     from ci_tools.ship import target as tag_target
@@ -157,10 +164,21 @@ def _release(
         return _release_checks.nothing_published(
             notes, target.branch.name, existing, dry_run=args.dry_run, say=say
         )
+    made = _provenance.of(
+        notes,
+        records,
+        args.results,
+        dry_run=args.dry_run,
+        say=say,
+        expect_of=of_variants(target.variants),
+    )
+    _provenance.write_subjects(args.subjects, made)
     if args.dry_run:
         _say_what_would_change(api, existing, target, notes, body, say)
+        _provenance.say_would(made, say)
     else:
-        _write_release(api, existing, target, notes, body, records, say)
+        written = _write_release(api, existing, target, notes, body, records, say)
+        _provenance.attach(api, written, made, say)
     return _conclude(notes, target.branch.name, say)
 
 
@@ -189,7 +207,7 @@ def _check_options(args: argparse.Namespace) -> None:
         publish.validate_org(args.org)
     if args.list_published and args.org is None:
         raise InputError("--list-published needs --org ORG: a variant is published to one org")
-    if not (args.list_published or args.preflight) and args.results is None:
+    if not (args.list_published or args.preflight or args.subjects) and args.results is None:
         raise InputError("--results DIR is required: the folder of the result records")
 
 
@@ -285,7 +303,7 @@ def _write_release(
     body: Body,
     records: Sequence[ResultRecord],
     say: Callable[[str], None],
-) -> None:
+) -> GitRelease:
     from ci_tools.ship import release
 
     data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
@@ -308,6 +326,7 @@ def _write_release(
             made, name=_table(notes), data=body.table.encode(), content_type="text/markdown"
         )
         say(f"attached {_table(notes)}: the notes are too long for a release body")
+    return made
 
 
 def _conclude(notes: Notes, branch: str, say: Callable[[str], None]) -> int:
@@ -358,23 +377,16 @@ def _planned(path: Path | None, branch: str) -> list[str]:
 
 def _previous_asset(api: github_api.Api, existing: GitRelease, name: str) -> Any:
     """The JSON of the release's results asset from an earlier run, or None without one."""
-    from ci_tools.base import github_answers
     from ci_tools.base.errors import InputError
+    from ci_tools.ship import release
 
-    for asset in github_answers.named(api.assets(existing), name)[:1]:
-
-        def fetch(asset: Any = asset) -> bytes:
-            status, _headers, stream = asset.download_asset()
-            if status != 200:
-                raise InputError(f"download of asset {name} answered HTTP {status}")
-            return b"".join(stream)
-
-        raw = api.call(f"download asset {name}", fetch)
-        try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise InputError(f"asset {name} of release is not JSON: {exc}") from None
-    return None
+    raw = api.asset_bytes(existing, name, release.MAX_ASSET_BYTES)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise InputError(f"asset {name} of release is not JSON: {exc}") from None
 
 
 def _head_commit() -> str:

@@ -144,7 +144,7 @@ def describe(variant: Variant) -> str:
     The recipe's text is an input of its build (its fingerprint), so the descriptive catalog
     fields (a GPU's family and hardware, an ISA's description) stay out of it: adding a GPU
     to a hardware list would otherwise schedule rebuilds of identical store paths (`meta` is
-    not part of the derivation). The README's tables carry them instead.
+    not part of the derivation). The reference tables (docs/reference.md) carry them instead.
     """
     version = f"{variant.package.name} {variant.version or ''}".strip()
     python = f"Python {variant.python}"

@@ -270,13 +270,11 @@ def _install_org(record: ResultRecord | None, org: str | None) -> str | None:
     return publish_org if publish.is_org(publish_org) else None
 
 
-def _detail(
-    record: ResultRecord | None, outcome: Outcome, scope: str, expected: Expectations
-) -> str:
+def _detail(record: ResultRecord | None, outcome: Outcome, scope: str, want: Expectations) -> str:
     if record is None:
         return ""
     if outcome is Outcome.NOT_PROVEN:
-        return markup.text(policy.judge(record, scope, expected).why)
+        return markup.text(policy.judge(record, scope, want).why)
     if outcome is Outcome.TEST_FAILED and record.test is not None:
         failed = [markup.text(c.name) for c in record.test.checks if c.status is Status.FAILED]
         return "failed checks: " + ", ".join(failed) if failed else ""
@@ -312,6 +310,10 @@ def _size(size: int | None) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+# A results asset holds a record per variant (a few KiB each); a larger one is not read.
+MAX_ASSET_BYTES = 32 * 1024 * 1024
 
 
 def asset_name(tag: str) -> str:

@@ -81,3 +81,44 @@ def test_short_disk_collects_garbage_first(tmp_path: Path) -> None:
     done = preflight(tmp_path, inventory, bins)
     assert done.returncode == 1
     assert log.read_text().startswith("--gc --max-freed ")
+
+
+def fake_runner(folder: Path, output: str) -> Path:
+    """An Actions runner's folder whose bin/Runner.Listener --version prints `output`."""
+    folder.mkdir()
+    fake_bin(folder / "bin", "Runner.Listener", output)
+    return folder
+
+
+def runner_preflight(tmp: Path, runner: Path) -> subprocess.CompletedProcess[str]:
+    bins = tmp / "bin"
+    for name, output in (("flox", "1.14.2"), ("nix", "nix (Nix) 2.24.0"), ("nix-store", "")):
+        fake_bin(bins, name, output)
+    (tmp / "runners.yaml").write_text(INVENTORY.format(store=tmp))
+    argv = [sys.executable, str(SCRIPT), "--inventory", str(tmp / "runners.yaml")]
+    return subprocess.run(
+        [*argv, "--runner-dir", str(runner)],
+        env={**os.environ, "PATH": str(bins)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_a_current_runner_passes(tmp_path: Path) -> None:
+    done = runner_preflight(tmp_path, fake_runner(tmp_path / "actions-runner", "2.330.0"))
+    assert done.returncode == 0, done.stdout
+    assert "flox, Nix, free disk and the Actions runner are in order" in done.stdout
+
+
+def test_an_old_runner_fails_on_the_host(tmp_path: Path) -> None:
+    done = runner_preflight(tmp_path, fake_runner(tmp_path / "actions-runner", "2.326.0"))
+    assert done.returncode == 1
+    assert "::error::the Actions runner in " in done.stdout
+    assert "is 2.326.0; the pinned actions run on Node 24" in done.stdout
+
+
+def test_a_folder_without_a_runner_is_bad_input(tmp_path: Path) -> None:
+    done = runner_preflight(tmp_path, tmp_path / "nowhere")
+    assert done.returncode == 2
+    assert "nowhere: no bin/Runner.Listener there" in done.stdout

@@ -331,8 +331,12 @@ def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
     for name, job in workflow["jobs"].items():
         writes = {k for k, v in job["permissions"].items() if v == "write"}
         # The build jobs record green fingerprints (mark-green) and nothing else; the selector
-        # page's deploy job deploys to Pages (tests/workflows/test_workflows.py).
-        allowed = {"release": {"contents"}, "page-deploy": {"pages", "id-token"}}
+        # page's deploy job deploys to Pages, the attest job signs (tests/workflows/test_workflows.py).
+        allowed = {
+            "release": {"contents"},
+            "page-deploy": {"pages", "id-token"},
+            "attest": {"id-token", "attestations"},
+        }
         assert writes <= allowed.get(name, {"statuses"}), name
     for name, job in workflow["jobs"].items():
         for step in job.get("steps", []):
