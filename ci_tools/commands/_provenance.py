@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from ci_tools.base import github_api
     from ci_tools.build.results import ResultRecord
+    from ci_tools.build.smoke.expect import ExpectOf
     from ci_tools.ship.release import Notes
 
 MAX_SBOM_BYTES = 16 << 20  # actions/attest's limit for an SBOM (action.yml, sbom-path)
@@ -55,6 +56,7 @@ def of(
     *,
     dry_run: bool,
     say: Callable[[str], None],
+    expect_of: ExpectOf,
 ) -> Provenance:
     rows = notes.publishable if dry_run else notes.published
     made = manifest.build(
@@ -64,6 +66,7 @@ def of(
         repository=os.environ.get("GITHUB_REPOSITORY", ""),
         records=records,
         published=[r.variant for r in rows],
+        expect_of=expect_of,
     )
     for name in made["unbound"]:
         say(f"warning: {name}: published without a NAR hash in its record: not attested")

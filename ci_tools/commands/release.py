@@ -162,6 +162,7 @@ def _release(
     planned: list[str],
     say: Callable[[str], None],
 ) -> int:
+    from ci_tools.build.smoke.expect import of_variants
     from ci_tools.ship import target as tag_target
 
     existing = api.find_release(target.tag)
@@ -173,7 +174,14 @@ def _release(
         return _release_checks.nothing_published(
             notes, target.branch.name, existing, dry_run=args.dry_run, say=say
         )
-    made = _provenance.of(notes, records, args.results, dry_run=args.dry_run, say=say)
+    made = _provenance.of(
+        notes,
+        records,
+        args.results,
+        dry_run=args.dry_run,
+        say=say,
+        expect_of=of_variants(target.variants),
+    )
     _provenance.write_subjects(args.subjects, made)
     if args.dry_run:
         _say_what_would_change(api, existing, target, notes, body, say)

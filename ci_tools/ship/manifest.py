@@ -22,6 +22,7 @@ from ci_tools.base.errors import InputError
 from ci_tools.base.narinfo import sri_to_hex
 from ci_tools.build import policy
 from ci_tools.build.results import ResultRecord
+from ci_tools.build.smoke.expect import Expectations, ExpectOf
 
 KIND = "ci-tools release manifest"
 SCHEMA = 1
@@ -48,8 +49,9 @@ def manifest_name(tag: str) -> str:
     return f"manifest-{tag}.json"
 
 
-def entry_of(record: ResultRecord) -> Entry | None:
-    """The record's entry; None when its build carries no NAR hash."""
+def entry_of(record: ResultRecord, expect: Expectations | None) -> Entry | None:
+    """The record's entry; None when its build carries no NAR hash. `expect`: the catalog's
+    expectations of its variant, which the policy's words on its proof judge it by."""
     build, test = record.build, record.test
     if build is None or not build.outputs:
         return None
@@ -60,7 +62,7 @@ def entry_of(record: ResultRecord) -> Entry | None:
         nar_hash=output.nar_hash,
         nar_size=output.nar_size,
         sha256=sri_to_hex(output.nar_hash),
-        proof=policy.describe(record),
+        proof=policy.describe(record, expect),
         proven_on=(test.runner or "") if test is not None else "",
         route=test.route.scope if test is not None and test.route is not None else "",
         org=record.publish.org if record.publish is not None else "",
@@ -75,13 +77,14 @@ def build(
     repository: str,
     records: Iterable[ResultRecord],
     published: Iterable[str],
+    expect_of: ExpectOf,
 ) -> dict[str, Any]:
     chosen = set(published)
     entries, unbound = [], []
     for record in sorted(records, key=lambda r: r.variant):
         if record.variant not in chosen:
             continue
-        entry = entry_of(record)
+        entry = entry_of(record, expect_of(record))
         if entry is None:
             unbound.append(record.variant)
         else:

@@ -19,6 +19,7 @@ from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
 from ci_tools.build.results import PublishOutcome, PublishStatus, ResultRecord
+from ci_tools.build.smoke.expect import Expectations
 from ci_tools.ship import authorise, binding, checkout, floxhub
 from ci_tools.ship.authorise import Refused
 from ci_tools.ship.floxhub import ALREADY, PublishError, publish_argv
@@ -53,17 +54,19 @@ def run(
     dry_run: bool,
     branch: str | None = None,
     scopes: Mapping[str, str] | None = None,
+    expected: Mapping[str, Expectations],
     policy: RetryPolicy,
     say: Callable[[str], None] = print,
 ) -> None:
     """Publish what the publish policy lets publish at HEAD, each variant judged by what the
-    fleet can do for it (`scopes`, its route); raise FailedError naming every refused or
+    fleet can do for it (`scopes`, its route) and against the checks the catalog's
+    expectations of it ask (`expected`); raise FailedError naming every refused or
     failed variant."""
     validate_org(org)
     # Input first (records are bad input, exit 2), then the checkout they are checked against.
     records = authorise.load_records(results_dir, variants, branch)
     head = checkout.head_commit(cwd)
-    chosen = authorise.plan(variants, records, head, scopes or {})
+    chosen = authorise.plan(variants, records, head, scopes or {}, expected)
     for name, reason in chosen.refused:
         say(f"{name}: refused: {reason}{authorise.explain(records.get(name), reason, head)}")
     failed: list[str] = []

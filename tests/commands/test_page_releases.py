@@ -25,6 +25,7 @@ from ci_tools.catalog import variants
 from ci_tools.catalog.model import Catalog
 from ci_tools.commands import page as page_command
 from ci_tools.ship import release
+from tests import proven
 from tests.commands.test_page import page_data
 from tests.doubles.github.server import READ_ONLY, GitHubDouble
 
@@ -48,9 +49,7 @@ def double(monkeypatch: pytest.MonkeyPatch, repo_root: Path) -> Iterator[GitHubD
 
 
 def _record(name: str, branch: str, commit: str, *, published: bool = True) -> ResultRecord:
-    checks = (results.Check(name="cpu-mlp", status=results.Status.PASSED),)
-    if "-sm" in name:
-        checks += (results.Check(name="gpu-mlp", status=results.Status.PASSED),)
+    checks = proven.ran(proven.repo_expect(branch, name))  # as `ci-tools test` records them
     status = PublishStatus.PUBLISHED if published else PublishStatus.FAILED
     return ResultRecord(
         variant=name,

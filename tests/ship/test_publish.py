@@ -20,6 +20,7 @@ from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
 from ci_tools.build.results import Output, PublishStatus
 from ci_tools.ship import publish
+from tests import proven
 from tests.conftest import DATA, REPO_ROOT
 from tests.doubles.flox.test_flox_double import (
     double_environment,
@@ -34,6 +35,7 @@ PUBLISHED = "pytorch-python313-cuda12_9-sm90-avx512"  # its record says "publish
 TEST_FAILED = "pytorch-python313-cuda12_9-sm89-avx2"
 BUILD_FAILED = "torchvision-python313-cuda12_9-sm89-avx2"
 VARIANTS = (PASSED, PUBLISHED, TEST_FAILED, BUILD_FAILED)
+EXPECTED = {name: proven.repo_expect("cuda-12_9", name) for name in VARIANTS}
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -120,6 +122,7 @@ def _publish(
         results_dir=results_dir,
         cwd=cwd,
         dry_run=dry_run,
+        expected=EXPECTED,
         policy=RetryPolicy(attempts=attempts, sleep=(sleeps if sleeps is not None else []).append),
         say=said.append,
     )
@@ -215,6 +218,7 @@ def test_the_refusal_names_both_commits(
             results_dir=records,
             cwd=checkout,
             dry_run=False,
+            expected=EXPECTED,
             policy=RetryPolicy(attempts=1),
             say=said.append,
         )
@@ -436,6 +440,22 @@ def test_cli_refuses_failed_variants_exit_1(
     done = _cli(run_cli, checkout, None, *args, "--dry-run")
     assert done.returncode == 1
     assert f"{TEST_FAILED} (test failed: arch-list)" in done.stderr
+
+
+def test_cli_never_publishes_a_record_of_checks_ci_tools_test_does_not_make(
+    run_cli: CliRunner, flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    """Issue 29: a cpu-avx2 record whose only check was {"name": "x", "status": "passed"}
+    made `ci-tools publish` run `flox publish`."""
+    path = results_dir / f"{PASSED}.result.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["test"]["checks"] = [{"name": "x", "status": "passed", "detail": ""}]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    args = (PASSED, "--org", "acme", "--results", str(results_dir), "--branch", "cuda-12_9")
+    done = _cli(run_cli, checkout, flox_env, *args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "not a check `ci-tools test` makes for it: x" in done.stdout + done.stderr
+    assert _calls(flox_env) == []
 
 
 @pytest.mark.parametrize("org", ["acme-", "a b; rm -rf ~", "$(id)", "x\n::warning::y"])
