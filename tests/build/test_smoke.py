@@ -713,7 +713,7 @@ def test_interpreter_without_torch_in_a_result_dir(run_cli: CliRunner, tmp_path:
 
 
 def test_a_crashing_interpreter_is_a_failed_check(
-    run_cli: CliRunner, catalog: Catalog, tmp_path: Path
+    run_cli: CliRunner, catalog: Catalog, tmp_path: Path, host_catalog: str
 ) -> None:
     name = _cpu_variant()
     if not _host_runs(catalog, name):
@@ -730,7 +730,10 @@ def test_a_crashing_interpreter_is_a_failed_check(
     )
     if not HAS_TORCH:
         pytest.skip("preflight needs torch on the real interpreter's path")
-    cli = run_cli("test", "--python", str(crashing), "--branch", "main", name)
+    cli = run_cli(
+        "test", "--python", str(crashing), "--branch", "main", _host(name),
+        "--catalog", host_catalog,
+    )  # fmt: skip
     assert cli.returncode == 1
     assert "Traceback" not in cli.stderr
     lines = _lines(cli.stdout)
