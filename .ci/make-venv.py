@@ -7,6 +7,9 @@ and without their python3-venv package `python3 -m venv` stops for want of ensur
 module itself is in the standard library everywhere: this makes the environment without pip
 and, where ensurepip is missing, installs pip from its wheel on PyPI, checked against the
 sha256 PyPI publishes for it. No root, no apt, no curl.
+
+Everything it says goes to stderr: the README's quick start pipes a command after it, whose
+standard output must be only its own (the matrix JSON).
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ def main(argv: list[str]) -> int:
     target = Path(argv[0] if argv else ".venv")
     python = target / "bin" / "python"
     if python.exists() and has_pip(python):
-        print(f"venv: {target} is ready")
+        print(f"venv: {target} is ready", file=sys.stderr)
         return 0
     with_pip = has_ensurepip()
     venv.EnvBuilder(with_pip=with_pip).create(target)
@@ -69,8 +72,9 @@ def main(argv: list[str]) -> int:
             subprocess.run(
                 [str(python), f"{wheel}/pip", "install", "--quiet", "--no-index", str(wheel)],
                 check=True,
+                stdout=sys.stderr,
             )
-    print(f"venv: made {target} ({'ensurepip' if with_pip else 'pip from PyPI'})")
+    print(f"venv: made {target} ({'ensurepip' if with_pip else 'pip from PyPI'})", file=sys.stderr)
     return 0
 
 

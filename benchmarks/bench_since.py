@@ -72,7 +72,6 @@ def fixture(root: Path) -> None:
     root.mkdir()
     git(root, "init", "-q", "-b", BRANCH)
     shutil.copy(UPSTREAM, root / "catalog.yaml")
-    shutil.copytree(REPO / "templates", root / "templates")
     shutil.copytree(REPO / "nix", root / "nix")
     env = {**_base_env(), "PYTHONPATH": str(REPO)}
     done = subprocess.run(

@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "ci_tools.commands.sync_workflows",
         "keep the workflows' branch lists equal to the catalog's branches",
     ),
+    "preflight": (
+        "ci_tools.commands.preflight",
+        "check that this self-hosted runner has flox, Nix and the free disk a build needs",
+    ),
     "build": ("ci_tools.commands.build", "run `flox build` for variants and record the result"),
     "test": ("ci_tools.commands.test", "prove a built variant is what it claims to be"),
     "report": (
@@ -49,6 +53,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "publish": ("ci_tools.commands.publish", "publish variants that passed to a Flox organisation"),
     "release": ("ci_tools.commands.release", "create or update the GitHub release of a branch"),
+    "verify": (
+        "ci_tools.commands.verify",
+        "check that an installed variant is the bytes a release published, and how it was proven",
+    ),
     "detect": ("ci_tools.commands.detect", "recommend the variant that fits this machine"),
     "page": ("ci_tools.commands.page", "write the variant selector page (one static HTML file)"),
 }

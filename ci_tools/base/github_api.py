@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ci_tools.base import github_answers, redact
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.github_answers import MAX_PAGES, PER_PAGE, checked_release
-from ci_tools.base.github_transient import is_transient, server_delay
+from ci_tools.base.github_failures import (
+    UnreachableError,
+    already_exists,
+    api_errors,
+    describe,
+    translate,
+)
+from ci_tools.base.github_transient import is_dns_failure, is_transient, server_delay
 from ci_tools.base.retry import Deadline, DeadlinePassed, RetryPolicy, call, within
 
 if TYPE_CHECKING:
@@ -84,8 +91,8 @@ class Api:
     def call(self, what: str, action: Callable[[], T]) -> T:
         try:
             return self.attempt(what, action)
-        except _api_errors() as exc:
-            raise _translate(what, exc, self.settings) from None
+        except api_errors() as exc:
+            raise translate(what, exc, self.settings) from None
 
     def attempt(self, what: str, action: Callable[[], T]) -> T:
         """`action` with retries, within what is left of the deadline; its last exception
@@ -93,23 +100,33 @@ class Api:
         FailedError."""
 
         def on_retry(number: int, exc: BaseException, delay: float) -> None:
-            self.say(f"GitHub: {what}: {_describe(exc, self.settings)}; retry in {delay:.0f} s")
+            self.say(f"GitHub: {what}: {describe(exc, self.settings)}; retry in {delay:.0f} s")
 
         budget = f"the {self.deadline.seconds:.0f} s budget for GitHub"
         policy = replace(self.policy, total_seconds=self.deadline.left())
+        failed_lookups: list[BaseException] = []
+
+        def transient(exc: BaseException) -> bool:
+            # A name that did not resolve is tried once more (a resolver's hiccup), not for
+            # the whole budget: without a network it stays unresolved.
+            if is_dns_failure(exc):
+                failed_lookups.append(exc)
+                return len(failed_lookups) <= 1
+            return is_transient(exc)
+
         try:
             return within(
                 self.deadline,
                 lambda: call(
                     policy,
                     action,
-                    transient=is_transient,
+                    transient=transient,
                     server_delay=server_delay,
                     on_retry=on_retry,
                 ),
             )
         except DeadlinePassed:
-            raise FailedError(f"GitHub: {what}: no answer within {budget}") from None
+            raise UnreachableError(f"GitHub: {what}: no answer within {budget}") from None
         except github_answers.shape_errors() as exc:
             described = self.settings.redact(github_answers.describe(exc))
             raise FailedError(
@@ -185,9 +202,9 @@ class Api:
         what = f"create release {tag}"
         try:
             return self.attempt(what, create)
-        except _api_errors() as exc:
-            if not _already_exists(exc):
-                raise _translate(what, exc, self.settings) from None
+        except api_errors() as exc:
+            if not already_exists(exc):
+                raise translate(what, exc, self.settings) from None
         self.say(f"GitHub: release {tag} already exists (an earlier attempt made it); updating")
         existing = self.find_release(tag)
         if existing is None:
@@ -215,8 +232,33 @@ class Api:
             ),
         )
 
+    def download(self, asset: GitReleaseAsset, name: str, max_bytes: int) -> bytes:
+        """The asset's content: "Get a release asset" with Accept: application/octet-stream
+        answers it (200) or a redirect to it (302), which PyGithub follows. Over `max_bytes`
+        the call fails (FailedError) instead of reading on."""
+
+        def fetch() -> bytes:
+            status, _headers, stream = asset.download_asset(chunk_size=64 * 1024)
+            if status != 200:
+                raise InputError(f"download of asset {name} answered HTTP {status}")
+            chunks, size = [], 0
+            for chunk in stream:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise github_answers.ShapeError(f"asset {name} is over {max_bytes} bytes")
+                chunks.append(chunk)
+            return b"".join(chunks)
+
+        return self.call(f"download asset {name}", fetch)
+
     def existing_asset(self, release: GitRelease, name: str) -> bool:
         return bool(github_answers.named(self.assets(release), name))
+
+    def asset_bytes(self, release: GitRelease, name: str, max_bytes: int) -> bytes | None:
+        """The content of the release's asset `name` (`download`); None when it has none."""
+        for asset in github_answers.named(self.assets(release), name)[:1]:
+            return self.download(asset, name, max_bytes)
+        return None
 
     def replace_asset(
         self,
@@ -243,9 +285,9 @@ class Api:
             try:
                 self.attempt(what, upload)
                 return
-            except _api_errors() as exc:
-                if last or not _already_exists(exc):
-                    raise _translate(what, exc, self.settings) from None
+            except api_errors() as exc:
+                if last or not already_exists(exc):
+                    raise translate(what, exc, self.settings) from None
 
     def _delete_assets(self, release: GitRelease, name: str) -> None:
         from github import UnknownObjectException
@@ -281,60 +323,6 @@ def connect(settings: Settings, policy: RetryPolicy, say: Callable[[str], None])
     return replace(api, repo=repo)
 
 
-def _api_errors() -> tuple[type[Exception], ...]:
-    """What a failed API call raises: answers from GitHub, and network trouble."""
-    from github import GithubException
-    from requests import RequestException
-
-    return (GithubException, RequestException)
-
-
-def _already_exists(exc: BaseException) -> bool:
-    from github import GithubException
-
-    if not isinstance(exc, GithubException) or exc.status != 422:
-        return False
-    data = exc.data if isinstance(exc.data, dict) else {}
-    errors = data.get("errors") or []
-    return any(isinstance(e, dict) and e.get("code") == "already_exists" for e in errors)
-
-
-def _describe(exc: BaseException, settings: Settings) -> str:
-    from github import GithubException
-
-    if isinstance(exc, GithubException):
-        message = exc.message or (exc.data.get("message") if isinstance(exc.data, dict) else "")
-        text = f"HTTP {exc.status}" + (f" {message}" if message else "")
-    else:
-        text = f"{type(exc).__name__}: {exc}"
-    return settings.redact(text)
-
-
-def _translate(what: str, exc: Exception, settings: Settings) -> Exception:
-    """A PyGithub/requests failure as a ci-tools error: bad setup exit 2, else exit 1."""
-    from github import BadCredentialsException, GithubException, UnknownObjectException
-
-    described = _describe(exc, settings)
-    if isinstance(exc, BadCredentialsException) or (
-        isinstance(exc, GithubException) and exc.status == 401
-    ):
-        return InputError(
-            f"GitHub rejected the token ({described}) at {settings.api_url}: check GITHUB_TOKEN "
-            "/ GH_TOKEN and GITHUB_API_URL"
-        )
-    if isinstance(exc, UnknownObjectException) and what.startswith("open repository"):
-        return InputError(
-            f"repository {settings.repository} not found at {settings.api_url} ({described}): "
-            "check GITHUB_REPOSITORY, and that the token can read it"
-        )
-    if isinstance(exc, GithubException) and exc.status == 403 and not is_transient(exc):
-        return InputError(
-            f"GitHub refused to {what} ({described}): the token needs `contents: write` "
-            "on this repository"
-        )
-    return FailedError(f"GitHub: {what} failed: {described}")
-
-
 def connect_lazy(settings: Settings, policy: RetryPolicy, say: Callable[[str], None]) -> Api:
     """`connect` without its repository request: PyGithub's lazy objects fetch nothing until
     read, so a caller that only lists or creates commit statuses spends one request on each."""
@@ -357,9 +345,3 @@ def connect_lazy(settings: Settings, policy: RetryPolicy, say: Callable[[str], N
         say=say,
         deadline=Deadline.after(policy.total_seconds, policy.clock),
     )
-
-
-def translate(what: str, exc: Exception, settings: Settings) -> Exception:
-    """`_translate` for callers that retry with `Api.attempt` and first handle some answers
-    themselves (a 403 whose missing permission they know)."""
-    return _translate(what, exc, settings)

@@ -31,6 +31,24 @@ def is_transient(exc: BaseException) -> bool:
     )
 
 
+def is_dns_failure(exc: BaseException) -> bool:
+    """A host name that did not resolve (socket.gaierror), however requests and urllib3 wrap
+    it: their exceptions keep the cause in `__cause__`, `__context__`, `reason` or `args`."""
+    import socket
+
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo and len(seen) < 32:
+        item = todo.pop()
+        if id(item) in seen or not isinstance(item, BaseException):
+            continue
+        seen.add(id(item))
+        if isinstance(item, socket.gaierror) or type(item).__name__ == "NameResolutionError":
+            return True
+        todo += [item.__cause__, item.__context__, getattr(item, "reason", None), *item.args]
+    return False
+
+
 def server_delay(exc: BaseException, now: Callable[[], float] = time.time) -> float | None:
     """The wait a rate-limited answer asks for: Retry-After, else until x-ratelimit-reset."""
     from github import GithubException

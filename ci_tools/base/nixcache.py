@@ -9,15 +9,14 @@ build.
 
 Every `nix` call has a timeout and failures that say "the network" are retried within a
 bounded policy, so an unreachable cache ends the step with the reason, never a hang. The
-signing key reaches Nix as a private temporary file, never an argument; it is never printed,
-and any child output is redacted of it before anyone sees it.
+signing key reaches Nix through a pipe (its standard input), never a file or an argument, so
+no way the process ends leaves it on disk; it is never printed, and any child output is
+redacted of it before anyone sees it.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,9 @@ from ci_tools.base.retry import RetryPolicy
 NIX = ("nix", "--extra-experimental-features", "nix-command")
 COPY_TIMEOUT = 3600.0
 SIGN_TIMEOUT = 600.0
+# Where `nix store sign` reads the key: the pipe proc.run writes it to (Debian's Nix 2.8 reads
+# it there, tests/base/test_nixcache.py signs with it).
+KEY_FROM_STDIN = "/dev/stdin"
 # A closure of a CUDA build is gigabytes: a few tries, minutes apart, then give up.
 POLICY = RetryPolicy(attempts=3, total_seconds=1800.0, initial_seconds=10.0, max_seconds=120.0)
 # `nix-store --generate-binary-cache-key` writes NAME:BASE64 of the 64-byte ed25519 key.
@@ -114,16 +116,15 @@ def push(
     if why is not None:
         return Outcome(ok=False, attempts=0, detail=why)
     redact = _redactor(secret_key)
-    with tempfile.TemporaryDirectory(prefix="ci-tools-key-") as folder:
-        key_file = Path(folder) / "signing-key"
-        descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(secret_key.strip())
-        signed = proc.run(
-            [*NIX, "store", "sign", "--key-file", str(key_file), "--recursive", *paths],
-            env=env,
-            timeout=SIGN_TIMEOUT,
-        )
+    # The key reaches Nix through a pipe, never a file: `--key-file /dev/stdin` (Nix reads the
+    # file it is given, and /dev/stdin is the pipe proc.run feeds). A file, however private,
+    # outlives a process killed with SIGKILL; a pipe dies with it.
+    signed = proc.run(
+        [*NIX, "store", "sign", "--key-file", KEY_FROM_STDIN, "--recursive", *paths],
+        env=env,
+        timeout=SIGN_TIMEOUT,
+        stdin=secret_key.strip(),
+    )
     if not signed.ok:
         return Outcome(ok=False, attempts=0, detail="nix store sign: " + redact(_last(signed)))
     argv = [*NIX, "copy", "--to", url, *paths]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ci_tools.build.policy import Proof, proof_of
 from ci_tools.build.results import ResultRecord
+from ci_tools.build.smoke.expect import ExpectOf
 from ci_tools.catalog.model import Kind
 from ci_tools.catalog.names import parse_name
 
@@ -55,10 +56,13 @@ def _add(table: dict[str, dict[str, int]], key: str, column: str) -> None:
     table.setdefault(key, dict.fromkeys(COLUMNS, 0))[column] += 1
 
 
-def coverage(records: Iterable[ResultRecord], missing: Iterable[str] = ()) -> Coverage:
-    """`missing`: names of planned variants that have no record."""
+def coverage(
+    records: Iterable[ResultRecord], expect_of: ExpectOf, missing: Iterable[str] = ()
+) -> Coverage:
+    """`missing`: names of planned variants that have no record; `expect_of`: the catalog's
+    expectations of a record's variant, which the policy judges its checks against."""
     result = Coverage()
-    proofs = [(r.variant, proof_of(r)) for r in records]
+    proofs = [(r.variant, proof_of(r, expect_of(r))) for r in records]
     proofs += [(name, Proof.UNPROVEN) for name in missing]
     for name, proof in proofs:
         parsed = parse_name(name)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ci_tools.base import bounded, digits, proc, retry
+from ci_tools.base import bounded, digits, narinfo, nixcache, proc, retry
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.build.results import BuildOutcome, Status
+from ci_tools.build.results import BuildOutcome, Output, Status
 from ci_tools.catalog.names import flox_target
 from ci_tools.catalog.variants import Variant, stacks
 
@@ -133,6 +133,19 @@ def closure_bytes(store_path: str, env: Mapping[str, str]) -> int | None:
     return parse_path_info(result.stdout) if result.ok else None
 
 
+def outputs_of(store_path: str, env: Mapping[str, str]) -> tuple[Output, ...]:
+    """The output's NAR hash and size as the store registered them (`nix path-info --json`),
+    so the test and publish legs can tell these bytes from any others; () where Nix cannot
+    tell (no nix on PATH, not a store path)."""
+    if nixcache.check_store_path(store_path, env) is not None or proc.which("nix", env) is None:
+        return ()
+    try:
+        info = narinfo.one(store_path, env)
+    except narinfo.NarInfoError:
+        return ()
+    return (Output(store_path=info.path, nar_hash=info.nar_hash, nar_size=info.nar_size),)
+
+
 def attempt_build(variant: str, builder: Builder) -> Attempt:
     result = proc.stream(
         [builder.flox, "build", flox_target(variant)],
@@ -188,11 +201,13 @@ def build_one(variant: str, builder: Builder) -> BuildOutcome:
         last = exc.attempt
     store_path = None
     closure = None
+    outputs: tuple[Output, ...] = ()
     if last.ok:
         link = result_link(builder.cwd, variant)
         if link.exists():
             store_path = str(link.resolve())
             closure = closure_bytes(store_path, builder.env)
+            outputs = outputs_of(store_path, builder.env)
         else:
             builder.echo(f"==> {variant}: flox reported success but left no {link.name}")
     return BuildOutcome(
@@ -200,6 +215,7 @@ def build_one(variant: str, builder: Builder) -> BuildOutcome:
         seconds=round(sum(a.seconds for a in attempts), 3),
         store_path=store_path,
         closure_bytes=closure,
+        outputs=outputs,
         log_tail=last.tail,
         attempts=len(attempts),
     )

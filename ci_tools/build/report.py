@@ -18,6 +18,7 @@ from ci_tools.base import markup, matrix_file
 from ci_tools.base.errors import InputError
 from ci_tools.build import coverage, policy, results
 from ci_tools.build.results import CacheStatus, PublishStatus, ResultRecord, Status
+from ci_tools.build.smoke.expect import Expectations, ExpectOf
 
 SUMMARY_SCHEMA = 2
 
@@ -146,9 +147,12 @@ def _count(values: Iterable[str | None], keys: Sequence[str]) -> dict[str, int]:
     return counts
 
 
-def summary(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -> dict[str, Any]:
+def summary(
+    records: Iterable[ResultRecord], expect_of: ExpectOf, planned: Iterable[Planned] = ()
+) -> dict[str, Any]:
     """The JSON summary: counts, then one row per variant, then the planned variants with no
-    record (each counted as a failed build)."""
+    record (each counted as a failed build). `expect_of`: the catalog's expectations of a
+    record's variant, which the publish policy judges its checks against."""
     ordered = _ordered(records)
     absent = missing(ordered, planned)
     build_statuses = [s.value for s in Status if s is not Status.STATIC]
@@ -167,11 +171,11 @@ def summary(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) ->
                 (r.publish.status.value if r.publish else None for r in ordered),
                 [s.value for s in PublishStatus],
             ),
-            "publishable": sum(policy.publishable(r) for r in ordered),
+            "publishable": sum(policy.publishable(r, expect_of(r)) for r in ordered),
             "failed": failed_count(ordered, absent),
         },
-        "coverage": coverage.coverage(ordered, (p.variant for p in absent)).as_json(),
-        "rows": [_row(r) for r in ordered],
+        "coverage": coverage.coverage(ordered, expect_of, (p.variant for p in absent)).as_json(),
+        "rows": [_row(r, expect_of(r)) for r in ordered],
         "missing": [{"variant": p.variant, "branch": p.branch} for p in absent],
     }
 
@@ -194,7 +198,7 @@ def failed_count(records: Sequence[ResultRecord], absent: Sequence[Planned]) -> 
     return failed + len(absent)
 
 
-def _row(record: ResultRecord) -> dict[str, Any]:
+def _row(record: ResultRecord, expect: Expectations | None) -> dict[str, Any]:
     build, test, publish = record.build, record.test, record.publish
     return {
         "variant": record.variant,
@@ -217,19 +221,21 @@ def _row(record: ResultRecord) -> dict[str, Any]:
         ),
         "import_seconds": test.figures.import_seconds if test and test.figures else None,
         "sizes": asdict(record.sizes),
-        "proof": policy.proof_of(record).value,
-        "proven": policy.describe(record),
+        "proof": policy.proof_of(record, expect).value,
+        "proven": policy.describe(record, expect),
         "publish": publish.status.value if publish else None,
-        "publishable": policy.publishable(record),
+        "publishable": policy.publishable(record, expect),
     }
 
 
-def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -> str:
+def markdown(
+    records: Iterable[ResultRecord], expect_of: ExpectOf, planned: Iterable[Planned] = ()
+) -> str:
     """One table for $GITHUB_STEP_SUMMARY, with a line of counts above it. Every text a
     record holds is `markup.text`: it shows, it does not render."""
     ordered = _ordered(records)
     absent = missing(ordered, planned)
-    data = summary(ordered, absent)["counts"]
+    data = summary(ordered, expect_of, absent)["counts"]
     build = data["build"]
     branches = ", ".join(
         markup.text(b)
@@ -242,7 +248,7 @@ def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -
         unfinished.append(f"{build['started']} never finished")
     if build["missing"]:
         unfinished.append(f"{build['missing']} planned with no record")
-    cover = coverage.coverage(ordered, (p.variant for p in absent))
+    cover = coverage.coverage(ordered, expect_of, (p.variant for p in absent))
     lines = [
         "## Build results",
         "",
@@ -260,7 +266,9 @@ def markdown(records: Iterable[ResultRecord], planned: Iterable[Planned] = ()) -
         "|---|---|---|---|---|---|---|---|---|",
     ]
     several = len({r.branch for r in ordered} | {p.branch for p in absent if p.branch}) > 1
-    rows = [(r.branch, r.variant, _table_row(r, with_branch=several)) for r in ordered]
+    rows = [
+        (r.branch, r.variant, _table_row(r, expect_of(r), with_branch=several)) for r in ordered
+    ]
     rows += [(p.branch or "", p.variant, _missing_row(p, with_branch=several)) for p in absent]
     lines.extend(row for _, _, row in sorted(rows))
     return "\n".join(lines) + "\n"
@@ -293,7 +301,7 @@ def format_import(record: ResultRecord) -> str:
     return f"{figures.import_seconds:.2f} s"
 
 
-def _table_row(record: ResultRecord, *, with_branch: bool) -> str:
+def _table_row(record: ResultRecord, expect: Expectations | None, *, with_branch: bool) -> str:
     build = _NONE
     closure = _NONE
     if record.build is not None:
@@ -325,7 +333,7 @@ def _table_row(record: ResultRecord, *, with_branch: bool) -> str:
         build,
         closure,
         test,
-        markup.text(policy.describe(record)),
+        markup.text(policy.describe(record, expect)),
         format_libraries(record),
         format_import(record),
         publish,

@@ -170,5 +170,5 @@ def text_problem(text: str) -> str | None:
             return f"holds the control or unassigned character U+{ord(char):04X}"
     # The README's generated blocks are found by these markers (readme.splice).
     if "<!--" in text or "-->" in text:
-        return "must not hold `<!--` or `-->` (the README's generated blocks end at them)"
+        return "must not hold `<!--` or `-->` (the generated blocks of the README and docs/ end at them)"
     return None

@@ -6,6 +6,8 @@ read them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ci_tools.catalog.model import Kind
 from ci_tools.catalog.variants import Variant
 
@@ -20,8 +22,12 @@ NIX_DIR = "nix"
 # The flox environment: inputs of every build (a change to either rebuilds everything).
 MANIFEST = ".flox/env/manifest.toml"
 MANIFEST_LOCK = ".flox/env/manifest.lock"
+# A repository's own templates (only the release notes may be replaced there, ship/notes.py);
+# ci-tools' templates are package data (ci_tools/*/templates), read through importlib.
 TEMPLATES_DIR = "templates"
 README = "README.md"
+# The manual's pages; they and the README hold the blocks `generate` keeps current.
+DOCS_DIR = "docs"
 WORKFLOWS_DIR = ".github/workflows"
 
 # Every generated file carries this marker in its first lines; `generate` never overwrites
@@ -32,7 +38,7 @@ BUILDERS_DIR = f"{NIX_DIR}/builders"
 OVERLAYS_DIR = f"{NIX_DIR}/overlays"
 
 # The parametric builder each kind of recipe calls, and the template that renders the thin
-# per-variant file.
+# per-variant file (a name under ci-tools' own ci_tools/render/templates/).
 _BUILDER = {
     Kind.GPU: f"{BUILDERS_DIR}/torch-cuda.nix",
     Kind.CPU: f"{BUILDERS_DIR}/torch-cpu.nix",
@@ -41,11 +47,21 @@ _BUILDER = {
 DEPENDENT_BUILDER = f"{BUILDERS_DIR}/torch-dependent.nix"
 
 _RECIPE_TEMPLATE = {
-    Kind.GPU: f"{TEMPLATES_DIR}/pkgs/torch-cuda-variant.nix.j2",
-    Kind.CPU: f"{TEMPLATES_DIR}/pkgs/torch-cpu-variant.nix.j2",
-    Kind.DARWIN: f"{TEMPLATES_DIR}/pkgs/torch-darwin-variant.nix.j2",
+    Kind.GPU: "pkgs/torch-cuda-variant.nix.j2",
+    Kind.CPU: "pkgs/torch-cpu-variant.nix.j2",
+    Kind.DARWIN: "pkgs/torch-darwin-variant.nix.j2",
 }
-DEPENDENT_TEMPLATE = f"{TEMPLATES_DIR}/pkgs/dependent-variant.nix.j2"
+DEPENDENT_TEMPLATE = "pkgs/dependent-variant.nix.j2"
+
+
+def generated_docs(root: Path) -> list[Path]:
+    """The README and the docs/ pages (Markdown, directly in docs/) of the repository at
+    `root` that exist: where `generate` looks for its blocks."""
+    found = [root / README] if (root / README).is_file() else []
+    docs = root / DOCS_DIR
+    if docs.is_dir() and not docs.is_symlink():
+        found += sorted(path for path in docs.glob("*.md") if path.is_file())
+    return found
 
 
 def recipe_path(name: str) -> str:

@@ -99,7 +99,7 @@ class Toolkit:
     cuda_packages: str  # "cudaPackages_12_9", or an alias the pin has ("cudaPackages_13")
     nixpkgs_rev: str
     nixpkgs_sha256: str | None
-    min_driver: int
+    min_driver: int | None  # None: unknown (a repository without a catalog that says none)
     allow_broken: bool = False  # nixpkgs marks torch broken for this CUDA (major not 11/12)
     overlays: tuple[str, ...] = ()  # names of nix/overlays/NAME.nix, in order
     overlay_lines: tuple[int, ...] = ()
@@ -148,7 +148,7 @@ class Branch:
     versions: Mapping[str, str]  # package name -> upstream version
     cuda: str  # as the branch states it, e.g. "12.9.1"
     python: tuple[str, ...]  # "3.13"
-    min_driver: int
+    min_driver: int | None  # None: unknown (a repository without a catalog that says none)
     nixpkgs_rev: str
     nixpkgs_sha256: str | None
     cuda_packages: str

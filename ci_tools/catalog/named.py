@@ -7,10 +7,12 @@ three sources, and nothing else:
   variant's package, Python, CUDA major.minor, SM, ISA, platform and stack;
 * the built-in facts (`builtin`): each ISA's platform, flags and torch capability, each SM's
   compute capability, family and cuDNN switch, each package's import name and base;
-* the optional settings file (`settings`): the versions `ci-tools test` checks.
+* the optional settings file (`settings`): the org, the versions `ci-tools test` checks and
+  the least NVIDIA driver of each toolkit.
 
-What only a catalog states (nixpkgs pins, cudaPackages sets, the least NVIDIA driver) stays
-empty: no command but `generate` reads it.
+What only a catalog states (nixpkgs pins, cudaPackages sets) stays empty: no command but
+`generate` reads it. A version or driver the settings do not state is None: unknown, which
+every output says in words.
 """
 
 from __future__ import annotations
@@ -18,10 +20,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ci_tools.catalog import builtin
+from ci_tools.catalog import builtin, layout
 from ci_tools.catalog.model import Branch, Catalog, Gpu, Kind, Published, Toolkit, version_key
 from ci_tools.catalog.names import ParsedName
 from ci_tools.catalog.settings import Settings
+
+# The path of a catalog made from recipe names (no file has it).
+RECIPE_NAMES = "(recipe names)"
+
+
+def is_named(catalog: Catalog) -> bool:
+    """Whether `catalog` was made here (the repository has no catalog.yaml)."""
+    return catalog.path.name == RECIPE_NAMES
+
+
+def settings_file(catalog: Catalog) -> str:
+    """Where a fact such as `org` is stated: the catalog, or ci-tools.yaml without one."""
+    return layout.SETTINGS if is_named(catalog) else catalog.display_name
 
 
 def catalog_from_names(
@@ -32,14 +47,14 @@ def catalog_from_names(
     for name in parsed:
         if name.sm is not None and name.sm not in gpus:
             gpus[name.sm] = builtin.gpu(name.sm)
-    toolkits = _toolkits(parsed)
+    toolkits = _toolkits(parsed, branch, settings)
     pythons = sorted({n.python for n in parsed}, key=version_key) or ["3.13"]
     the_branch = Branch(
         name=branch,
         versions=dict(settings.branches.get(branch, {})),
         cuda=toolkits[0].cuda if toolkits else "",
         python=tuple(pythons),
-        min_driver=0,
+        min_driver=toolkits[0].min_driver if toolkits else None,
         nixpkgs_rev="",
         nixpkgs_sha256=None,
         cuda_packages="",
@@ -47,8 +62,9 @@ def catalog_from_names(
         published=tuple(_published(n) for n in parsed),
     )
     return Catalog(
-        path=root / "(recipe names)",
+        path=root / RECIPE_NAMES,
         display_name=f"the recipes of branch {branch}",
+        org=settings.org,
         packages=dict(builtin.PACKAGES),
         isas=dict(builtin.ISAS),
         gpus=gpus,
@@ -56,7 +72,7 @@ def catalog_from_names(
     )
 
 
-def _toolkits(parsed: Sequence[ParsedName]) -> tuple[Toolkit, ...]:
+def _toolkits(parsed: Sequence[ParsedName], branch: str, settings: Settings) -> tuple[Toolkit, ...]:
     """One toolkit per CUDA the names carry, oldest first."""
     cudas = sorted({n.cuda for n in parsed if n.cuda is not None}, key=version_key)
     return tuple(
@@ -66,7 +82,7 @@ def _toolkits(parsed: Sequence[ParsedName]) -> tuple[Toolkit, ...]:
             cuda_packages="",
             nixpkgs_rev="",
             nixpkgs_sha256=None,
-            min_driver=0,
+            min_driver=settings.driver_of(branch, _toolkit_name(cuda)),
         )
         for cuda in cudas
     )

@@ -58,7 +58,7 @@ TEST_RUNNER = Table(
 
 PREFLIGHT = Table(
     name="preflight",
-    doc="What .github/scripts/preflight.py requires of a self-hosted runner.",
+    doc="What `ci-tools preflight` requires of a self-hosted runner.",
     fields=(
         Field("flox", Version(), "The least flox version a runner must have."),
         Field(

@@ -3,7 +3,7 @@
 `ci_tools/catalog/tables.py` declares `catalog.yaml` and `runners.yaml` with these kinds. From
 a declaration come the loaders' structural checks (`check`, here: unknown and missing keys
 with a suggestion, wrong kinds, values against their `grammar` rule, every problem at its
-file:line and all at once), the JSON Schemas (`ci_tools/catalog/schema/`) and the README's key
+file:line and all at once), the JSON Schemas (`ci_tools/catalog/schema/`) and the key
 reference (`ci_tools/render/keys.py`). What relates one table to another (an SM against its
 toolkit's CUDA, `requires`, duplicates, overlay files) is the loaders' own code.
 

@@ -2,7 +2,7 @@
 `settings.py` declares `ci-tools.yaml` with the same kinds.
 
 The loaders check files against these, `python3 -m ci_tools.catalog.schema` writes the JSON
-Schemas from them and `ci-tools generate` the README's key reference.
+Schemas from them and `ci-tools generate` the key reference (docs/reference.md).
 """
 
 from __future__ import annotations
@@ -85,7 +85,12 @@ ISA = Table(
             default=(),
         ),
         Field("workload", Text(g.WORKLOAD), "The workload it is for, which `detect` names."),
-        Field("hardware", Text(), "CPUs that have it, for the README.", default=""),
+        Field(
+            "hardware",
+            Text(),
+            "CPUs that have it, for the reference tables (docs/reference.md).",
+            default="",
+        ),
     ),
 )
 
@@ -100,7 +105,12 @@ GPU = Table(
             True,
         ),
         Field("family", Text(), "The architecture's name (Hopper).", True),
-        Field("hardware", ListOf(Text()), "GPUs of this SM, for the README.", True),
+        Field(
+            "hardware",
+            ListOf(Text()),
+            "GPUs of this SM, for the reference tables (docs/reference.md).",
+            True,
+        ),
         Field("min_cuda", Version(), "The lowest CUDA (major.minor) that compiles it."),
         Field("max_cuda", Version(), "The highest CUDA (major.minor) that compiles it."),
         Field("isas", NAMES, "The only CPU ISAs it pairs with.", default_doc="every ISA"),

@@ -3,8 +3,9 @@ which commit a green goes on, whether a stack's records prove it, the run's link
 
 from __future__ import annotations
 
+import argparse
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,18 +14,27 @@ from ci_tools.base.errors import InputError, printable
 
 if TYPE_CHECKING:
     from ci_tools.build.results import ResultRecord
+    from ci_tools.build.smoke.expect import Expectations
 
 _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
-def unproven(folder: Path, packages: Sequence[str], scope: str, head: str) -> list[str]:
+def unproven(
+    folder: Path,
+    packages: Sequence[str],
+    scope: str,
+    head: str,
+    expected: Mapping[str, Expectations],
+) -> list[str]:
     """Each of the stack's packages that `folder`'s records do not prove as the publish
     policy asks, with why, the fleet being able to do `scope` for the stack (its route from
     runners.yaml now, not one a record names); [] when every one is proven.
 
     Every record of a package counts, wherever in `folder` it lies: one that failed refuses
     the package though a passing copy lies beside it. A record proves only the commit it
-    names, which must be `head`, the checked-out commit whose fingerprints are recomputed."""
+    names, which must be `head`, the checked-out commit whose fingerprints are recomputed.
+    `expected`: the catalog's expectations of each package, which its records' checks must
+    match (`policy.not_as_tested`)."""
     from ci_tools.build import results
 
     found: dict[str, list[ResultRecord]] = {}
@@ -32,20 +42,22 @@ def unproven(folder: Path, packages: Sequence[str], scope: str, head: str) -> li
         found.setdefault(record.variant, []).append(record)
     missing = []
     for name in packages:
-        why = _why_unproven(found.get(name, []), scope, head)
+        why = _why_unproven(found.get(name, []), scope, head, expected.get(name))
         if why is not None:
             missing.append(f"{name} ({why})")
     return missing
 
 
-def _why_unproven(records: Sequence[ResultRecord], scope: str, head: str) -> str | None:
+def _why_unproven(
+    records: Sequence[ResultRecord], scope: str, head: str, expect: Expectations | None
+) -> str | None:
     from ci_tools.build import policy
 
     if not records:
-        return policy.judge(None, scope).why
+        return policy.judge(None, scope, expect).why
     of = f", one of its {len(records)} records" if len(records) > 1 else ""
     for record in records:
-        verdict = policy.judge(record, scope)
+        verdict = policy.judge(record, scope, expect)
         if not verdict.allowed:
             return verdict.why + of
         if not record.commit:
@@ -56,6 +68,22 @@ def _why_unproven(records: Sequence[ResultRecord], scope: str, head: str) -> str
                 f"{head[:12]}: build and test it at this commit"
             )
     return None
+
+
+def expectations(
+    args: argparse.Namespace, branch: str, names: Iterable[str]
+) -> dict[str, Expectations]:
+    """The catalog's expectations of each of `names` on `branch` (the catalog, or the one the
+    recipes' names make); a name it lacks is left out, and no record proves it."""
+    from ci_tools.build.smoke.expect import expectations_for
+    from ci_tools.catalog.variants import expand
+    from ci_tools.commands import _common
+
+    catalog = _common.load(argparse.Namespace(**{**vars(args), "branch": branch}))
+    if branch not in catalog.branches:
+        return {}
+    known = {v.name: v for v in expand(catalog, branch)}
+    return {name: expectations_for(known[name]) for name in names if name in known}
 
 
 def checked_out(cwd: Path) -> str:

@@ -39,6 +39,7 @@ from ci_tools.plan.matrix import SHARD_SIZE
 
 if TYPE_CHECKING:
     from ci_tools.base.github_api import Settings
+    from ci_tools.build.smoke.expect import Expectations
     from ci_tools.plan.matrix import Entry
 
 POLICY = RetryPolicy(attempts=3, total_seconds=900.0, initial_seconds=2.0, max_seconds=20.0)
@@ -179,16 +180,26 @@ def judge(
     for kind, same in by_kind.items():
         current.update(current_fingerprints(checkout, source, same, kind))
     head = _green.checked_out(cwd) if found else ""
+    # The catalog once for the shard: the checks each package's records must show.
+    names = [p for e in entries if e.name in found for p in e.packages]
+    expected = _green.expectations(args, branch, names) if found else {}
     for entry in entries:
         if entry.name in found:
             scope = found[entry.name].placement.test.value
-            why_not = _why_not(entry, scope, current[entry.name], root, head)
+            why_not = _why_not(entry, scope, current[entry.name], root, head, expected)
             if why_not is not None:
                 why[entry.name] = why_not
     return [Verdict(entry=e, why_not=why.get(e.name)) for e in entries]
 
 
-def _why_not(entry: ShardEntry, scope: str, current: str, root: Path, head: str) -> str | None:
+def _why_not(
+    entry: ShardEntry,
+    scope: str,
+    current: str,
+    root: Path,
+    head: str,
+    expected: Mapping[str, Expectations],
+) -> str | None:
     if entry.fingerprint != current:
         return (
             f"refused: {entry.fingerprint} is not its current fingerprint at this commit "
@@ -197,7 +208,7 @@ def _why_not(entry: ShardEntry, scope: str, current: str, root: Path, head: str)
         )
     try:
         folder = root / f"{ARTIFACT_PREFIX}{entry.name}"
-        missing = _green.unproven(folder, entry.packages, scope, head)
+        missing = _green.unproven(folder, entry.packages, scope, head, expected)
     except InputError as exc:
         return f"no records to prove it: {exc}"
     return UNPROVEN + "; ".join(missing) if missing else None

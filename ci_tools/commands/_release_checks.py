@@ -1,10 +1,12 @@
 """What `ci-tools release` checks before it writes: could a release publish at all
-(`--preflight`, run by the plan job before any build), and was anything published."""
+(`--preflight`, run by the plan job before any build), and was anything published; and how
+it ends (the counts, the notes it shows)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
     from github.GitRelease import GitRelease
 
     from ci_tools.base import github_api
+    from ci_tools.ship.notes import Body
     from ci_tools.ship.release import Notes
 
 
@@ -68,3 +71,21 @@ def nothing_published(
         else ""
     )
     raise FailedError(f"no release: nothing {verb} published ({counts}){failed}{kept}")
+
+
+def conclude(notes: Notes, branch: str, say: Callable[[str], None]) -> int:
+    """The count of each outcome; FailedError (exit 1) naming every variant that failed."""
+    from ci_tools.base.errors import FailedError
+
+    counts = ", ".join(f"{n} {o}" for o, n in sorted(notes.counts.items()))
+    say(f"variants of {branch}: {counts}")
+    if notes.failed:
+        raise FailedError(
+            "failed: " + ", ".join(f"{r.variant} ({r.outcome})" for r in notes.failed)
+        )
+    return 0
+
+
+def say_body(body: Body, say: Callable[[str], None]) -> None:
+    say("release notes:")
+    sys.stdout.write(body.text)

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools.base import nixcache
+from ci_tools.base import narinfo, nixcache
 from ci_tools.base.errors import InputError, printable
 from ci_tools.build import results
-from ci_tools.build.results import CacheStatus, Check, Status
+from ci_tools.build.results import BuildOutcome, CacheStatus, Check, Status
 from ci_tools.plan.runners import BinaryCache
 
 CHECK = "substitute"
@@ -53,7 +53,9 @@ def build_of(
             "wrote names the build to test; build it again"
         )
     if nixcache.is_valid(path, env):
-        return _linked(path, link, env, "already in this runner's store")
+        return _bound(build, path, env) or _linked(
+            path, link, env, "already in this runner's store"
+        )
     if cache is None:
         # The matrix routes no test leg away from its build without a cache: the build leg
         # ran on another host that has the same labels (a pool of several hosts).
@@ -72,7 +74,26 @@ def build_of(
     got = nixcache.substitute(path, cache.url, cache.public_keys, env=env)
     if not got.ok:
         return _failed(f"{path} could not be substituted from {cache.url}: {got.detail}")
-    return _linked(path, link, env, got.detail)
+    return _bound(build, path, env) or _linked(path, link, env, got.detail)
+
+
+def _bound(build: BuildOutcome, path: str, env: Mapping[str, str]) -> Got | None:
+    """A failure when the path here is not the bytes the build recorded (another build of
+    the same derivation, pushed over it, or changed on a runner): its NAR hash differs."""
+    recorded = build.output(path)
+    if recorded is None:
+        return None  # a record from before NAR hashes were recorded: nothing to compare
+    try:
+        here = narinfo.one(path, env)
+    except narinfo.NarInfoError as exc:
+        return _failed(f"{path}: cannot read its NAR hash here ({exc}); not tested")
+    if here.nar_hash != recorded.nar_hash:
+        return _failed(
+            f"{path} here has NAR hash {here.nar_hash}, its build recorded "
+            f"{recorded.nar_hash}: not the bytes that were built; not tested. Re-run the "
+            "build leg, then this one"
+        )
+    return None
 
 
 def _linked(path: str, link: Path, env: Mapping[str, str], how: str) -> Got:

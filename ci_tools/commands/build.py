@@ -19,7 +19,7 @@ from ci_tools.build.report import format_bytes, format_minutes
 from ci_tools.build.results import BuildOutcome, CacheOutcome, CacheStatus, Status
 from ci_tools.catalog import variants
 from ci_tools.catalog.variants import Variant
-from ci_tools.commands import _fleet, _results
+from ci_tools.commands import _fleet, _results, _sbom
 from ci_tools.commands._common import add_branch_option, add_catalog_option, default_branch, load
 from ci_tools.plan.runners import BinaryCache
 
@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             not_pushed.append(variant.name)
         print(describe(variant.name, outcome), flush=True)
         _results.save(records[variant.name].with_build(outcome), paths[variant.name])
+        _sbom.write(variant.name, outcome, paths[variant.name], env)
 
     with _results.reserved([p for group in paths.values() for p in group]):
         outcomes = flox_build.build_variants(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_tools.base.errors import InputError, log_lines
+from ci_tools.catalog import named
 from ci_tools.catalog.model import Catalog, Platform
 from ci_tools.commands import _common
 from ci_tools.host import answer, facts, hostinfo
@@ -126,7 +127,7 @@ def _org_of(given: str | None, catalog: Catalog) -> tuple[str, str | None]:
         return catalog.org, None
     return answer.ORG_PLACEHOLDER, (
         f"{catalog.display_name} names no `org`: the install lines say "
-        f"{answer.ORG_PLACEHOLDER}; set `org:` there or pass --org"
+        f"{answer.ORG_PLACEHOLDER}; set `org:` in {named.settings_file(catalog)} or pass --org"
     )
 
 

@@ -1,4 +1,5 @@
-"""`ci-tools generate`: render a branch's recipes, and the README's tables, from the catalog.
+"""`ci-tools generate`: render a branch's recipes, and the generated tables of the README and
+docs/, from the catalog.
 
 Everything is rendered and validated in memory first; only then is anything written, in one
 transaction (`generated.apply`): on any failure nothing changed, and a run killed half-way is
@@ -41,7 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help=f"where the recipes go (default: {layout.PKGS_DIR}); the README's tables are "
+        help=f"where the recipes go (default: {layout.PKGS_DIR}); the tables in the README and docs/ are "
         "kept current only for the default",
     )
     parser.add_argument(
@@ -61,18 +62,18 @@ def run(args: argparse.Namespace) -> int:
     # Where writes may land once symlinks are resolved: the checkout, or the folder named.
     roots = (out_dir,) if args.out is not None else (Path.cwd(),)
 
-    env = recipes.environment(root / layout.TEMPLATES_DIR)
+    env = recipes.environment()
     files = recipes.render_branch(catalog, branch, env)
     if args.check:
         with _locked(out_dir, shared=True):
             plan = generated.plan(out_dir, files)
-            return _check(plan, _readme_update(root, out_dir, catalog, env), branch)
+            return _check(plan, _docs_updates(root, out_dir, catalog, env), branch)
     generated.prepare(out_dir, roots)
     with _locked(out_dir, shared=False):
         recovered = generated.recover(out_dir, files, roots)
         plan = generated.plan(out_dir, files)
-        readme_update = _readme_update(root, out_dir, catalog, env)
-        generated.apply(plan, also=[readme_update] if readme_update else [], roots=roots)
+        docs_updates = _docs_updates(root, out_dir, catalog, env)
+        generated.apply(plan, also=docs_updates, roots=roots)
     for line in recovered:
         print(f"generate: {line}")
     written = len(plan.missing) + len(plan.stale)
@@ -80,9 +81,14 @@ def run(args: argparse.Namespace) -> int:
         f"generate: branch {branch}: {recipes.recipe_count(files)} recipes in {out_dir}: "
         f"{written} written, "
         f"{plan.unchanged} unchanged, {len(plan.extra)} removed"
-        + (f"; updated {readme_update[0].name}" if readme_update is not None else "")
+        + "".join(f"; updated {_shown(path)}" for path, _ in docs_updates)
     )
     return EXIT_OK
+
+
+def _shown(path: Path) -> str:
+    """A document as the messages name it: README.md, docs/reference.md."""
+    return path.name if path.parent.name != layout.DOCS_DIR else f"{layout.DOCS_DIR}/{path.name}"
 
 
 def _locked(out_dir: Path, *, shared: bool) -> contextlib.AbstractContextManager[None]:
@@ -122,27 +128,32 @@ def _branch(args: argparse.Namespace, catalog: Catalog, root: Path, out_dir: Pat
     return branch
 
 
-def _readme_update(
+def _docs_updates(
     root: Path, out_dir: Path, catalog: Catalog, env: jinja2.Environment
-) -> tuple[Path, str] | None:
-    """The README's new text when it is the repository's and its blocks are out of date.
+) -> list[tuple[Path, str]]:
+    """The new text of each document whose generated blocks are out of date: the README and
+    the pages under docs/ (`layout.generated_docs`), which between them hold each block once.
 
-    Only a run for the repository itself (the default output directory) keeps the README;
-    a run into another directory leaves it alone. A repository without a README has nothing
-    to keep current.
+    Only a run for the repository itself (the default output directory) keeps them; a run
+    into another directory leaves them alone. A repository without them has nothing to keep
+    current.
     """
-    path = root / layout.README
-    if out_dir.resolve() != (root / layout.PKGS_DIR).resolve() or not path.is_file():
-        return None
-    try:
-        text = bounded.read_text(path, MAX_README_BYTES)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read it: {exc}") from None
-    new_text = readme.splice(text, readme.render_blocks(catalog, env), layout.README)
-    return None if new_text == text else (path, new_text)
+    if out_dir.resolve() != (root / layout.PKGS_DIR).resolve():
+        return []
+    paths = layout.generated_docs(root)
+    if not paths:
+        return []
+    texts = {}
+    for path in paths:
+        try:
+            texts[path.relative_to(root).as_posix()] = bounded.read_text(path, MAX_README_BYTES)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: cannot read it: {exc}") from None
+    new_texts = readme.splice_documents(texts, readme.render_blocks(catalog, env))
+    return [(root / name, text) for name, text in new_texts.items() if text != texts[name]]
 
 
-def _check(plan: generated.Plan, readme_update: tuple[Path, str] | None, branch: str) -> int:
+def _check(plan: generated.Plan, docs_updates: list[tuple[Path, str]], branch: str) -> int:
     problems = [
         *(f"missing: {plan.out_dir / f.path}" for f in plan.missing),
         *(f"stale: {plan.out_dir / f.path}" for f in plan.stale),
@@ -150,8 +161,7 @@ def _check(plan: generated.Plan, readme_update: tuple[Path, str] | None, branch:
         *(f"extra: {plan.out_dir / p} (the catalog no longer produces it)" for p in plan.extra),
         *(f"left by an interrupted generate: {p}" for p in plan.leftovers),
     ]
-    if readme_update is not None:
-        problems.append(f"stale: {readme_update[0].name} (its generated tables)")
+    problems += [f"stale: {_shown(path)} (its generated tables)" for path, _ in docs_updates]
     if not problems:
         print(f"generate --check: branch {branch}: {plan.unchanged} files current")
         return EXIT_OK

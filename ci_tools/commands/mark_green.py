@@ -52,6 +52,7 @@ from ci_tools.commands import _common, _green, _planning
 from ci_tools.plan import kinds, statuses
 
 if TYPE_CHECKING:
+    from ci_tools.build.smoke.expect import Expectations
     from ci_tools.plan.matrix import Entry
 
 POLICY = RetryPolicy(attempts=3, total_seconds=60.0, initial_seconds=2.0, max_seconds=20.0)
@@ -150,9 +151,10 @@ def run(args: argparse.Namespace) -> int:
             env,
         )
         return 0
-    entry = _check_current(args, env, kind)
+    entry, branch = _check_current(args, env, kind)
     head = _green.checked_out(Path.cwd())
-    _require_proof(args.results, entry.packages, entry.placement.test.value, head)
+    expected = _green.expectations(args, branch, entry.packages)
+    _require_proof(args.results, entry.packages, entry.placement.test.value, head, expected)
     from ci_tools.base import github_api
 
     settings = github_api.settings_from_env(env)
@@ -174,10 +176,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _require_proof(folder: Path, packages: Sequence[str], scope: str, head: str) -> None:
+def _require_proof(
+    folder: Path,
+    packages: Sequence[str],
+    scope: str,
+    head: str,
+    expected: Mapping[str, Expectations],
+) -> None:
     """FailedError (exit 1) unless `folder`'s records prove each of the stack's packages at
-    the checked-out commit `head`."""
-    missing = _green.unproven(folder, packages, scope, head)
+    the checked-out commit `head`, with the checks the catalog expects (`expected`)."""
+    missing = _green.unproven(folder, packages, scope, head, expected)
     if missing:
         raise FailedError("not marked green: " + "; ".join(missing))
 
@@ -230,8 +238,9 @@ def _check_arguments(args: argparse.Namespace) -> kinds.FingerprintKind:
 
 def _check_current(
     args: argparse.Namespace, env: Mapping[str, str], kind: kinds.FingerprintKind
-) -> Entry:
-    """Exit 2 unless the fingerprint is the entry's current one at the checked-out commit."""
+) -> tuple[Entry, str]:
+    """Exit 2 unless the fingerprint is the entry's current one at the checked-out commit;
+    the entry and its branch."""
     from ci_tools.plan.checkout import Checkout
     from ci_tools.plan.recompute import current_fingerprint, find_entry
 
@@ -248,4 +257,4 @@ def _check_current(
             "commit, or a Nix whose `nix-instantiate --parse` prints differently from the "
             "plan job's, gives another fingerprint"
         )
-    return entry
+    return entry, source.branch

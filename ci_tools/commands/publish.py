@@ -31,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ci_tools.base.retry import RetryPolicy
+    from ci_tools.build.smoke.expect import expectations_for
     from ci_tools.catalog import variants
     from ci_tools.ship import publish
 
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         branch=branch,
         scopes={v.name: _fleet.route(fleet, v).scope for v in chosen},
+        expected={v.name: expectations_for(v) for v in chosen},
         policy=RetryPolicy(attempts=4, total_seconds=1800, initial_seconds=30, max_seconds=300),
         say=lambda line: print(line, flush=True, file=sys.stdout),
     )

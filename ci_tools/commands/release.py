@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ci_tools.base import redact
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.commands import _common, _fleet, _release_checks
+from ci_tools.commands import _common, _fleet, _provenance, _release_checks, _release_offline
 
 if TYPE_CHECKING:
     from github.GitRelease import GitRelease
@@ -74,7 +75,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="read from GitHub only; print what would change"
     )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="with --dry-run: ask GitHub nothing, only preview the notes from --results (a dry "
+        "run does so by itself when GitHub cannot be reached); no token needed",
+    )
     _fleet.add_runners_option(parser)
+    _provenance.add_options(parser)
     parser.add_argument(
         "--preflight",
         action="store_true",
@@ -91,23 +99,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ci_tools.base import github_api
+    from ci_tools.base import github_api, github_failures
     from ci_tools.catalog import variants
     from ci_tools.ship import release
 
     _check_options(args)
     catalog = _common.load(args)
     branch = catalog.branch(args.branch)
-    settings = github_api.settings_from_env(os.environ)
+    settings = None if args.offline else github_api.settings_from_env(os.environ)
     if args.preflight:
+        assert settings is not None
         return _release_checks.preflight(args, settings, POLICY)
     commit = release.validate_commit(os.environ.get("GITHUB_SHA") or _head_commit())
     branch_variants = tuple(variants.expand(catalog, branch.name))
     if args.list_published:
+        assert settings is not None
         names = [v.name for v in branch_variants]
         for name in _published(settings, branch.name, commit, args.org, names):
             print(name)
         return 0
+    if args.results is None and args.subjects is not None:
+        assert settings is not None  # --offline with --subjects is refused in _check_options
+        api = github_api.connect(settings, POLICY, print)
+        return _provenance.subjects_of_release(
+            api, release.tag_for(branch.name, commit), args.subjects
+        )
     # What the fleet can do for each variant (runners.yaml now): the publish policy's bar.
     inventory = _fleet.for_catalog(args, catalog, Path.cwd())
     target = _Target(
@@ -118,12 +134,23 @@ def run(args: argparse.Namespace) -> int:
         scopes={v.name: _fleet.route(inventory, v).scope for v in branch_variants},
     )
 
+    hide = settings.redact if settings is not None else redact.known()
+
     def say(line: str) -> None:
-        print(settings.redact(line), flush=True)
+        print(hide(line), flush=True)
 
     planned = _planned(args.planned, branch.name)
     records = _run_records(args.results, target, bool(args.planned), say)
-    api = github_api.connect(settings, POLICY, say)
+    if settings is None:
+        return _release_offline.preview(args, target, records, planned, say, "--offline")
+    try:
+        api = github_api.connect(settings, POLICY, say)
+    except github_failures.UnreachableError as exc:
+        if not args.dry_run:
+            raise
+        return _release_offline.preview(
+            args, target, records, planned, say, f"GitHub cannot be reached ({exc})"
+        )
     return _release(args, api, target, records, planned, say)
 
 
@@ -135,33 +162,34 @@ def _release(
     planned: list[str],
     say: Callable[[str], None],
 ) -> int:
-    from ci_tools.ship import notes as notes_text
-    from ci_tools.ship import release
+    from ci_tools.build.smoke.expect import of_variants
     from ci_tools.ship import target as tag_target
 
     existing = api.find_release(target.tag)
     tag_target.check(api, existing, target.tag, target.commit)
     records = _with_previous_records(api, existing, records, target)
-    notes = release.build_notes(
-        branch=target.branch,
-        variants=target.variants,
-        records=records,
-        commit=target.commit,
-        org=args.org,
-        planned=planned,
-        scopes=target.scopes,
-    )
-    body = notes_text.release_body(notes, notes_text.templates_dir(_common.catalog_path(args)))
+    notes, body = _release_offline.notes_of(args, target, records, planned)
     if not (notes.publishable if args.dry_run else notes.published):
-        _say_body(body, say)
+        _release_checks.say_body(body, say)
         return _release_checks.nothing_published(
             notes, target.branch.name, existing, dry_run=args.dry_run, say=say
         )
+    made = _provenance.of(
+        notes,
+        records,
+        args.results,
+        dry_run=args.dry_run,
+        say=say,
+        expect_of=of_variants(target.variants),
+    )
+    _provenance.write_subjects(args.subjects, made)
     if args.dry_run:
         _say_what_would_change(api, existing, target, notes, body, say)
+        _provenance.say_would(made, say)
     else:
-        _write_release(api, existing, target, notes, body, records, say)
-    return _conclude(notes, target.branch.name, say)
+        written = _write_release(api, existing, target, notes, body, records, say)
+        _provenance.attach(api, written, made, say)
+    return _release_checks.conclude(notes, target.branch.name, say)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,8 +217,15 @@ def _check_options(args: argparse.Namespace) -> None:
         publish.validate_org(args.org)
     if args.list_published and args.org is None:
         raise InputError("--list-published needs --org ORG: a variant is published to one org")
-    if not (args.list_published or args.preflight) and args.results is None:
+    if not (args.list_published or args.preflight or args.subjects) and args.results is None:
         raise InputError("--results DIR is required: the folder of the result records")
+    if args.offline and (
+        not args.dry_run or args.list_published or args.preflight or args.subjects
+    ):
+        raise InputError(
+            "--offline previews the notes of a dry run: use it with --dry-run, without "
+            "--list-published, --preflight or --subjects"
+        )
 
 
 def _run_records(
@@ -257,12 +292,7 @@ def _say_what_would_change(
         say(f"would {'replace' if replaced else 'upload'} asset {target.asset}")
     if body.table is not None:
         say(f"would attach the full notes as {_table(notes)} (over {len(body.text)} characters)")
-    _say_body(body, say)
-
-
-def _say_body(body: Body, say: Callable[[str], None]) -> None:
-    say("release notes:")
-    sys.stdout.write(body.text)
+    _release_checks.say_body(body, say)
 
 
 def _latest(target: _Target, notes: Notes) -> bool:
@@ -285,7 +315,7 @@ def _write_release(
     body: Body,
     records: Sequence[ResultRecord],
     say: Callable[[str], None],
-) -> None:
+) -> GitRelease:
     from ci_tools.ship import release
 
     data = (json.dumps(release.summary(notes, records), indent=2) + "\n").encode()
@@ -308,19 +338,7 @@ def _write_release(
             made, name=_table(notes), data=body.table.encode(), content_type="text/markdown"
         )
         say(f"attached {_table(notes)}: the notes are too long for a release body")
-
-
-def _conclude(notes: Notes, branch: str, say: Callable[[str], None]) -> int:
-    """The count of each outcome; FailedError (exit 1) naming every variant that failed."""
-    from ci_tools.base.errors import FailedError
-
-    counts = ", ".join(f"{n} {o}" for o, n in sorted(notes.counts.items()))
-    say(f"variants of {branch}: {counts}")
-    if notes.failed:
-        raise FailedError(
-            "failed: " + ", ".join(f"{r.variant} ({r.outcome})" for r in notes.failed)
-        )
-    return 0
+    return made
 
 
 def _published(
@@ -358,23 +376,16 @@ def _planned(path: Path | None, branch: str) -> list[str]:
 
 def _previous_asset(api: github_api.Api, existing: GitRelease, name: str) -> Any:
     """The JSON of the release's results asset from an earlier run, or None without one."""
-    from ci_tools.base import github_answers
     from ci_tools.base.errors import InputError
+    from ci_tools.ship import release
 
-    for asset in github_answers.named(api.assets(existing), name)[:1]:
-
-        def fetch(asset: Any = asset) -> bytes:
-            status, _headers, stream = asset.download_asset()
-            if status != 200:
-                raise InputError(f"download of asset {name} answered HTTP {status}")
-            return b"".join(stream)
-
-        raw = api.call(f"download asset {name}", fetch)
-        try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise InputError(f"asset {name} of release is not JSON: {exc}") from None
-    return None
+    raw = api.asset_bytes(existing, name, release.MAX_ASSET_BYTES)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise InputError(f"asset {name} of release is not JSON: {exc}") from None
 
 
 def _head_commit() -> str:

@@ -111,23 +111,23 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.python is not None:
         python = runner.resolve_python(args.python, env)
-    else:
-        result_dir = args.result or flox_build.result_link(cwd, variant.name)
-        if args.substitute:
-            got = _substitute.build_of(paths, variant.name, fleet.cache, result_dir, env)
-            if got.skip:
-                print(got.reason)
-                return EXIT_OK
-            if got.failure is not None:
-                return _record_failed(context, got.failure)
-        try:
-            launch = closure.interpreter_in(result_dir, variant.name, variant.python)
-        except closure.NoInterpreterError as exc:
-            return _record_failed(
-                context, Check(name="interpreter", status=Status.FAILED, detail=str(exc))
-            )
-        python = launch.python
-        env.update(launch.env)
+        return _check(args, context, python, named=True)
+    result_dir = args.result or flox_build.result_link(cwd, variant.name)
+    if args.substitute:
+        got = _substitute.build_of(paths, variant.name, fleet.cache, result_dir, env)
+        if got.skip:
+            print(got.reason)
+            return EXIT_OK
+        if got.failure is not None:
+            return _record_failed(context, got.failure)
+    try:
+        launch = closure.interpreter_in(result_dir, variant.name, variant.python)
+    except closure.NoInterpreterError as exc:
+        return _record_failed(
+            context, Check(name="interpreter", status=Status.FAILED, detail=str(exc))
+        )
+    python = launch.python
+    env.update(launch.env)
     return _check(args, context, python)
 
 
@@ -141,7 +141,9 @@ class _Context:
     runner: str
 
 
-def _check(args: argparse.Namespace, context: _Context, python: str) -> int:
+def _check(args: argparse.Namespace, context: _Context, python: str, *, named: bool = False) -> int:
+    """`named`: the interpreter is one a person named (--python), which must be the
+    variant's Python; a build's own is the build's, and its checks say what it is."""
     variant = context.variant
     record = _results.existing_or_new(context.paths, variant, context.env, context.cwd)
     smoke = runner.smoke_test(
@@ -152,6 +154,7 @@ def _check(args: argparse.Namespace, context: _Context, python: str) -> int:
         env=context.env,
         import_runs=args.import_runs,
         static=args.static,
+        python_version=variant.python if named else None,
     )
     if smoke.interpreter is not None:
         print(

@@ -56,9 +56,13 @@ class Known:
         return self.stacks[(variant.branch.name, variant.python, variant.suffix)]
 
 
+UNKNOWN = "unknown"
+
+
 def expected_output(variant: Variant, stack: Sequence[Variant]) -> str:
-    """What VERIFY prints for this variant: torch's version, CUDA, the compiled GPU code."""
-    torch = stack[0].version or "?"
+    """What VERIFY prints for this variant: torch's version, CUDA, the compiled GPU code (a
+    CPU build's CUDA prints as Python's None). A version nothing states is said in words."""
+    torch = stack[0].version or f"(the {stack[0].package.name} version, {UNKNOWN} to ci-tools)"
     if variant.kind is Kind.GPU and variant.gpu is not None:
         return f"{torch} {variant.cuda} ['sm_{variant.gpu.number}']"
     return f"{torch} None []"
@@ -152,12 +156,18 @@ def render_text(data: Mapping[str, Any]) -> str:
 
 
 def _install_block(best: Mapping[str, Any], driver: str | None) -> list[str]:
-    versions = ", ".join(f"{name} {version}" for name, version in best["versions"].items())
+    versions = ", ".join(
+        f"{name} {version or 'version ' + UNKNOWN}" for name, version in best["versions"].items()
+    )
     cuda = f", CUDA {best['cuda']}" if best["cuda"] else ""
     lines = [f"  {versions}{cuda}, Python {best['python']}"]
+    have = f" (this machine: {driver})" if driver else ""
     if best["min_driver"] is not None:
-        have = f" (this machine: {driver})" if driver else ""
         lines.append(f"  needs NVIDIA driver >= {best['min_driver']}{have}")
+    elif best["cuda"]:
+        lines.append(
+            f"  needs an NVIDIA driver for CUDA {best['cuda']}: its least version {UNKNOWN}{have}"
+        )
     lines += [f"  {line}" for line in best["installs"]]
     lines.append(f"  verify: {best['verify']}")
     lines.append(f"  expect: {best['expect']}")

@@ -98,14 +98,15 @@ def named_classes(catalog: Catalog, platform: Platform) -> list[CpuClass]:
 
 
 def default_class(catalog: Catalog, platform: Platform) -> str:
-    """The CPU the page starts with: one with the platform's highest general ISA."""
+    """The CPU the page starts with: one with only the platform's lowest general ISA, which
+    every CPU of the platform the catalog builds for runs. A person who keeps the defaults
+    gets a build their CPU runs, never one for AVX-512 that many desktops and laptops lack."""
     isas = platform_isas(catalog, platform)
     general = [i for i in isas if i.workload is None]
     if not general:
         return "none"
-    top = general[-1]
-    below = [j for j in isas if j.level <= top.level and j.workload is None]
-    return fit_key(j.name for j in fits(isas, flags_of(below)))
+    lowest = [j for j in general if j.level == general[0].level]
+    return fit_key(j.name for j in fits(isas, flags_of(lowest)))
 
 
 def _label(members: Sequence[Isa]) -> str:
@@ -117,7 +118,9 @@ def _label(members: Sequence[Isa]) -> str:
 
 
 def driver_thresholds(catalog: Catalog) -> tuple[int, ...]:
-    return tuple(sorted({t.min_driver for b in catalog.branches.values() for t in b.toolkits}))
+    """The known least drivers (an unknown one divides no class: it blocks nothing)."""
+    known = {t.min_driver for b in catalog.branches.values() for t in b.toolkits}
+    return tuple(sorted(d for d in known if d is not None))
 
 
 def driver_class(driver: str | None, thresholds: Sequence[int]) -> int:

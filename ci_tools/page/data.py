@@ -9,9 +9,9 @@ from typing import Any
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import Variant
 from ci_tools.host import answer, facts, hostinfo
-from ci_tools.host.candidates import Built
+from ci_tools.host.candidates import Built, every_variant
 from ci_tools.host.detect import workloads
-from ci_tools.page import choices, table
+from ci_tools.page import choices, gpu_names, published, table
 
 SCHEMA = 1
 FLAGS_COMMAND = "grep -m1 -E '^(flags|Features)' /proc/cpuinfo"
@@ -46,6 +46,7 @@ def page_data(
         "answers": store.answers,
         "variants": store.variants,
         "records": dict(records),
+        "publication": published.publication(every_variant(catalog), records),
     }
 
 
@@ -67,7 +68,7 @@ def questions(catalog: Catalog, built: Built) -> dict[str, Any]:
                 "sm": g.name,
                 "capability": g.capability,
                 "family": g.family,
-                "hardware": list(g.hardware),
+                "hardware": gpu_names.names(g.capability, g.hardware),
             }
             for g in catalog.gpus.values()
         ],
@@ -134,9 +135,16 @@ def variant_row(variant: Variant, org: str, record: Mapping[str, Any] | None) ->
         ),
         "isa": variant.isa.name if variant.isa is not None else "",
         "cuda": variant.cuda or "",
-        "min_driver": variant.toolkit.min_driver if variant.cuda and variant.toolkit else "",
+        "min_driver": _min_driver(variant),
         "python": variant.python,
         "sizes": [sizes.get(k) for k in ("cuda_libraries", "torch_package", "closure")],
         "proven": (record or {}).get("proven", ""),
         "install": answer.install_line(org, variant.name),
     }
+
+
+def _min_driver(variant: Variant) -> int | str:
+    """The least driver of a CUDA variant, "unknown" where nothing states it; "" for others."""
+    if not variant.cuda or variant.toolkit is None:
+        return ""
+    return "unknown" if variant.toolkit.min_driver is None else variant.toolkit.min_driver

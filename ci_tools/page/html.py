@@ -13,14 +13,19 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ci_tools.base import packaged
 from ci_tools.base.errors import InputError
 from ci_tools.build.report import format_bytes
 
-TEMPLATE = "page/index.html.j2"
-SCRIPT = "page/selector.js"
-STYLE = "page/selector.css"
+if TYPE_CHECKING:
+    import jinja2
+
+# ci-tools' own files, package data under ci_tools/page/templates/.
+TEMPLATE = "index.html.j2"
+SCRIPT = "selector.js"
+STYLE = "selector.css"
 # Characters that must not appear raw inside <script>: `</script>`, `<!--`, and the two line
 # separators older parsers end a JavaScript string at.
 _JSON_ESCAPES = {
@@ -45,24 +50,25 @@ def csp_hash(text: str) -> str:
 
 
 def render(
-    templates_dir: Path,
     data: Mapping[str, Any],
     rows: Sequence[Mapping[str, Any]],
+    templates_dir: Path | None = None,
 ) -> str:
+    """The page; `templates_dir` replaces ci-tools' own templates (tests only)."""
     import jinja2
     from markupsafe import Markup
 
-    script = _read(templates_dir, SCRIPT)
-    style = _read(templates_dir, STYLE)
-    if "</" in script or "</" in style:
-        raise InputError(f"{templates_dir}: the page's script and style may not hold '</'")
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        loader=packaged.loader("ci_tools.page", templates_dir),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
     env.filters["size"] = lambda n: format_bytes(n) if isinstance(n, int) else "—"
+    script = _read(env, SCRIPT)
+    style = _read(env, STYLE)
+    if "</" in script or "</" in style:
+        raise InputError(f"{SCRIPT}, {STYLE}: the page's script and style may not hold '</'")
     csp = (
         "default-src 'none'; "
         f"script-src {csp_hash(script)}; style-src {csp_hash(style)}; "
@@ -82,12 +88,17 @@ def render(
             data_json=Markup(embedded_json(data)),  # noqa: S704
         )
     except jinja2.TemplateError as exc:
-        raise InputError(f"{templates_dir / TEMPLATE}: {exc}") from None
+        raise InputError(f"{TEMPLATE}: {exc}") from None
 
 
-def _read(templates_dir: Path, name: str) -> str:
-    path = templates_dir / name
+def _read(env: jinja2.Environment, name: str) -> str:
+    """A file of the page's templates, as its loader finds it (package data or a folder)."""
+    import jinja2
+
+    assert env.loader is not None
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: not found; run ci-tools in the repository root") from None
+        return env.loader.get_source(env, name)[0]
+    except jinja2.TemplateNotFound:
+        raise InputError(
+            f"{name}: missing from ci-tools' page templates; reinstall ci-tools"
+        ) from None

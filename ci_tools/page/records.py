@@ -9,6 +9,7 @@ from typing import Any
 
 from ci_tools.build import policy
 from ci_tools.build.results import ResultRecord, Status
+from ci_tools.build.smoke.expect import Expectations, ExpectOf
 
 # Checks that run the build's code on its own GPU, or on a CPU with its ISA (smoke/evaluate.py).
 _GPU_RUNS = ("gpu-mlp", "gpu-matmul", "gpu-compile", "gpu-nms")
@@ -41,23 +42,36 @@ def proof(record: ResultRecord) -> str:
     return "; ".join(ways)
 
 
-def variant_facts(record: ResultRecord) -> dict[str, Any]:
+def variant_facts(record: ResultRecord, expect: Expectations | None) -> dict[str, Any]:
+    """`expect`: the catalog's expectations of the variant (the publish policy's yardstick)."""
     publish = record.publish
     started = record.build.started_at if record.build is not None else None
     return {
         "sizes": asdict(record.sizes),
-        "proven": proof(record),
-        "passed": policy.publishable(record),
+        # The policy's judgement first: checks `ci-tools test` never makes prove nothing.
+        "proven": _not_as_tested(record, expect) or proof(record),
+        "passed": policy.publishable(record, expect),
         "org": publish.org if publish is not None and record.published else None,
         "date": started[:10] if started else None,
         "commit": record.commit[:12] if record.commit else None,
     }
 
 
+def _not_as_tested(record: ResultRecord, expect: Expectations | None) -> str:
+    if record.test is None or not record.built:
+        return ""
+    why = policy.not_as_tested(record, expect)
+    return f"not proven: {why}" if why else ""
+
+
 def by_variant(
-    records: Iterable[ResultRecord], branches: Iterable[str]
+    records: Iterable[ResultRecord], branches: Iterable[str], expect_of: ExpectOf
 ) -> Mapping[str, dict[str, Any]]:
     """`branch/name` -> the record's facts, for the branches the page shows; a later record of
     one variant replaces an earlier one."""
     shown = set(branches)
-    return {f"{r.branch}/{r.variant}": variant_facts(r) for r in records if r.branch in shown}
+    return {
+        f"{r.branch}/{r.variant}": variant_facts(r, expect_of(r))
+        for r in records
+        if r.branch in shown
+    }

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ci_tools.build.results import ResultRecord
+from ci_tools.build.smoke.expect import from_catalog
 from ci_tools.catalog.model import Catalog
 from ci_tools.host.candidates import every_variant
 from ci_tools.page import data, html, records
@@ -28,13 +29,13 @@ def make(
     catalog: Catalog,
     org: str,
     results: Iterable[ResultRecord],
-    templates_dir: Path,
     generated: str,
+    templates_dir: Path | None = None,
 ) -> str:
-    facts = records.by_variant(results, catalog.branches)
+    facts = records.by_variant(results, catalog.branches, from_catalog(catalog))
     page = data.page_data(catalog, org, facts, generated)
     rows = [
         data.variant_row(v, org, facts.get(f"{v.branch.name}/{v.name}"))
         for v in every_variant(catalog)
     ]
-    return html.render(templates_dir, page, rows)
+    return html.render(page, rows, templates_dir)

@@ -89,7 +89,7 @@ def publish(
     from requests import RequestException
 
     from ci_tools.base.errors import FailedError
-    from ci_tools.base.github_api import translate
+    from ci_tools.base.github_failures import translate
 
     refused: list[str] = []
     parts = texts(greens, unprovable)

@@ -341,7 +341,7 @@ def mark_green(
     from requests import RequestException
 
     from ci_tools.base.errors import FailedError
-    from ci_tools.base.github_api import translate
+    from ci_tools.base.github_failures import translate
     from ci_tools.base.github_transient import is_transient
 
     target = api.repository.get_commit(commit)

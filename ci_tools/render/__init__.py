@@ -1,1 +1,1 @@
-"""What the catalog makes of the repository's files: recipes, the README's tables, the workflows' branch lists."""
+"""What the catalog makes of the repository's files: recipes, the generated tables of the README and docs/, the workflows' branch lists."""

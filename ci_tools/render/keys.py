@@ -1,4 +1,4 @@
-"""The README's key reference: every key of catalog.yaml, runners.yaml and ci-tools.yaml, from
+"""The key reference (docs/reference.md): every key of catalog.yaml, runners.yaml and ci-tools.yaml, from
 their declarations (`ci_tools/catalog/tables.py`, `settings.py`), with whether it is required, what its value may
 be, its default and what it is for. `ci-tools generate` keeps the block current.
 """

@@ -1,8 +1,9 @@
-"""The README's generated blocks: variant tables per branch, the GPU and CPU ISA references,
-and the key reference of catalog.yaml and runners.yaml (`keys.py`).
+"""The generated blocks of the README and the manual (docs/): variant tables per branch, the
+GPU and CPU ISA references, and the key reference of catalog.yaml and runners.yaml (`keys.py`).
 
 The blocks are rendered from the whole catalog, whichever branch `generate` renders recipes
-for, so every branch's README shows every branch. Each block sits between
+for, so every branch's documents show every branch. Each block sits, once, in the README or
+one page under docs/ (this repository keeps them in docs/reference.md), between
 `<!-- BEGIN generated: NAME -->` and `<!-- END generated: NAME -->`; the prose around them
 is the maintainers' and is never touched.
 """
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ci_tools.base.errors import InputError
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import Variant, expand
 from ci_tools.render import keys
@@ -24,12 +24,13 @@ from ci_tools.render.recipes import render_template
 if TYPE_CHECKING:
     import jinja2
 
-# The blocks rendered from templates/readme/; the key reference is ci-tools' own (keys.py).
+# The blocks rendered from ci-tools' templates (render/templates/readme/); the key reference
+# is ci-tools' own too (keys.py).
 BLOCKS: tuple[str, ...] = ("variants", "gpus", "isas")
 
 
 def template_of(block: str) -> str:
-    return f"{layout.TEMPLATES_DIR}/readme/{block}.md.j2"
+    return f"readme/{block}.md.j2"
 
 
 def begin_marker(block: str) -> str:
@@ -120,17 +121,29 @@ def render_blocks(catalog: Catalog, env: jinja2.Environment) -> dict[str, str]:
 
 def splice(text: str, blocks: Mapping[str, str], file_name: str) -> str:
     """`text` with each block's content replaced; markers missing or out of order are bad input."""
+    return splice_documents({file_name: text}, blocks)[file_name]
+
+
+def splice_documents(texts: Mapping[str, str], blocks: Mapping[str, str]) -> dict[str, str]:
+    """Each document's text with the blocks it holds replaced. The blocks may sit in any of
+    the documents (the README, or pages under docs/), each exactly once across all of them;
+    missing or repeated markers are bad input naming the documents searched."""
+    new = dict(texts)
     for block, content in blocks.items():
         pattern = re.compile(
             re.escape(begin_marker(block)) + r"\n.*?" + re.escape(end_marker(block)), re.DOTALL
         )
-        found = list(pattern.finditer(text))
+        found = [(name, match) for name, text in new.items() for match in pattern.finditer(text)]
         if len(found) != 1:
+            searched = ", ".join(texts) if len(texts) <= 3 else "README.md and docs/*.md"
+            holders = ", ".join(sorted({name for name, _ in found})) or searched
             problem = "no" if not found else f"{len(found)}"
             raise InputError(
-                f"{file_name}: {problem} generated block {block!r}; put the lines "
+                f"{holders}: {problem} generated block {block!r}; put the lines "
                 f"{begin_marker(block)} and {end_marker(block)} where the table belongs, once"
             )
-        start, end = found[0].span()
-        text = f"{text[:start]}{begin_marker(block)}\n{content}{end_marker(block)}{text[end:]}"
-    return text
+        name, match = found[0]
+        start, end = match.span()
+        text = new[name]
+        new[name] = f"{text[:start]}{begin_marker(block)}\n{content}{end_marker(block)}{text[end:]}"
+    return new

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ci_tools.base import packaged
 from ci_tools.base.errors import InputError
 from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog, Kind
@@ -66,13 +67,11 @@ def one_line(value: object) -> str:
     return " ".join(str(value).split())
 
 
-def environment(templates_dir: Path) -> jinja2.Environment:
+def environment(templates_dir: Path | None = None) -> jinja2.Environment:
     import jinja2
 
-    if not templates_dir.is_dir():
-        raise InputError(f"{templates_dir}: no templates here; run ci-tools in the repository root")
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates_dir),
+        loader=packaged.loader("ci_tools.render", templates_dir),
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # noqa: S701 - Nix and Markdown, not HTML; `nix` escapes strings
         keep_trailing_newline=True,
@@ -84,19 +83,20 @@ def environment(templates_dir: Path) -> jinja2.Environment:
     return env
 
 
-def render_template(env: jinja2.Environment, repo_path: str, context: Mapping[str, object]) -> str:
-    """Render `templates/...`; a broken template is bad input named by file:line."""
+def render_template(env: jinja2.Environment, name: str, context: Mapping[str, object]) -> str:
+    """Render template `name` ("pkgs/..."); a broken template is named by file:line."""
     import jinja2
 
-    name = repo_path.removeprefix(layout.TEMPLATES_DIR + "/")
     try:
         return env.get_template(name).render(**context)
     except jinja2.TemplateSyntaxError as exc:
-        raise InputError(f"{repo_path}:{exc.lineno}: {exc.message}") from None
+        raise InputError(f"{exc.filename or name}:{exc.lineno}: {exc.message}") from None
     except jinja2.TemplateNotFound:
-        raise InputError(f"{repo_path}: template missing") from None
+        raise InputError(
+            f"{name}: template missing from ci-tools' templates; reinstall ci-tools"
+        ) from None
     except jinja2.UndefinedError as exc:
-        raise InputError(f"{repo_path}: {exc.message}") from None
+        raise InputError(f"{name}: {exc.message}") from None
 
 
 def pin_context(catalog: Catalog, variant: Variant) -> dict[str, object]:
@@ -144,7 +144,7 @@ def describe(variant: Variant) -> str:
     The recipe's text is an input of its build (its fingerprint), so the descriptive catalog
     fields (a GPU's family and hardware, an ISA's description) stay out of it: adding a GPU
     to a hardware list would otherwise schedule rebuilds of identical store paths (`meta` is
-    not part of the derivation). The README's tables carry them instead.
+    not part of the derivation). The reference tables (docs/reference.md) carry them instead.
     """
     version = f"{variant.package.name} {variant.version or ''}".strip()
     python = f"Python {variant.python}"

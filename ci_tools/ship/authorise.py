@@ -14,6 +14,7 @@ from pathlib import Path
 from ci_tools.base.errors import InputError
 from ci_tools.build import policy, results
 from ci_tools.build.results import ResultRecord
+from ci_tools.build.smoke.expect import Expectations
 
 
 class Refusal(StrEnum):
@@ -35,13 +36,15 @@ class Refused:
         return self.why
 
 
-def refusal(record: ResultRecord | None, head: str, scope: str) -> Refused | None:
+def refusal(
+    record: ResultRecord | None, head: str, scope: str, expect: Expectations | None
+) -> Refused | None:
     """Why a variant must not be published from commit `head`, the fleet being able to do
     `scope` for it (its route); None when its record proves it at that commit as the
-    publish policy asks."""
+    publish policy asks, against the checks the catalog's expectations (`expect`) ask."""
     if record is None:
         return Refused(reason=Refusal.NO_RECORD, why=Refusal.NO_RECORD.value)
-    verdict = policy.judge(record, scope)
+    verdict = policy.judge(record, scope, expect)
     if not verdict.allowed:
         return Refused(reason=Refusal.POLICY, why=verdict.why)
     if record.commit is None:
@@ -65,13 +68,15 @@ def plan(
     records: dict[str, ResultRecord | None],
     head: str,
     scopes: Mapping[str, str],
+    expected: Mapping[str, Expectations],
 ) -> Plan:
     """`scopes`: each variant's route (what the fleet can do for it); a variant without one
-    is asked for static proofs at least."""
+    is asked for static proofs at least. `expected`: the catalog's expectations of each
+    variant; a variant without them is proven by no record."""
     to_publish: list[str] = []
     refused: list[tuple[str, Refused]] = []
     for name in dict.fromkeys(variants):
-        reason = refusal(records.get(name), head, scopes.get(name, "static"))
+        reason = refusal(records.get(name), head, scopes.get(name, "static"), expected.get(name))
         if reason is not None:
             refused.append((name, reason))
         else:

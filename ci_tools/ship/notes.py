@@ -8,16 +8,20 @@ counts, the first failures) and points to the full notes, attached as `table_nam
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_tools.base import packaged
 from ci_tools.base.errors import InputError
+from ci_tools.catalog import grammar as g
 from ci_tools.catalog import layout
 from ci_tools.ship.release import Notes
 
 NOTES_TEMPLATE = "release-notes.md.j2"
-# ci-tools' own notes template; a repository's templates/release-notes.md.j2 replaces it.
-PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
+# ci-tools' own notes template is package data (ci_tools/ship/templates/); a repository's
+# templates/release-notes.md.j2 replaces it.
 # Below GitHub's 125,000 characters, with room for GitHub's own counting of what it stores.
 BODY_LIMIT = 100_000
 FAILED_SHOWN = 100  # failures a summary names
@@ -54,7 +58,7 @@ def render_notes(notes: Notes, templates_dir: Path, *, full: bool = True) -> str
 
     env = Environment(
         loader=ChoiceLoader(
-            [FileSystemLoader(str(templates_dir)), FileSystemLoader(str(PACKAGED_TEMPLATES))]
+            [FileSystemLoader(str(templates_dir)), packaged.loader("ci_tools.ship")]
         ),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -66,13 +70,24 @@ def render_notes(notes: Notes, templates_dir: Path, *, full: bool = True) -> str
         template = env.get_template(NOTES_TEMPLATE)
     except TemplateNotFound:
         raise InputError(
-            f"{PACKAGED_TEMPLATES / NOTES_TEMPLATE}: ci-tools' release notes template is "
+            f"{NOTES_TEMPLATE}: ci-tools' release notes template is "
             "missing from its installation; reinstall ci-tools, or put one at "
             f"{templates_dir / NOTES_TEMPLATE}"
         ) from None
     return template.render(
         notes=notes, full=full, failed_shown=FAILED_SHOWN, table=table_name(notes.tag)
     )
+
+
+def page_url(env: Mapping[str, str]) -> str | None:
+    """Where the release workflow deploys the selector page: the repository's GitHub Pages
+    site (https://OWNER.github.io/REPO/, or the root for a repository OWNER.github.io)."""
+    owner, _, name = env.get("GITHUB_REPOSITORY", "").partition("/")
+    if g.ORG.problem(owner) is not None or not re.fullmatch(r"[A-Za-z0-9._-]{1,100}", name):
+        return None
+    if name.lower() == f"{owner.lower()}.github.io":
+        return f"https://{owner.lower()}.github.io/"
+    return f"https://{owner.lower()}.github.io/{name}/"
 
 
 def templates_dir(catalog_path: Path) -> Path:

@@ -80,7 +80,7 @@ def environment(api: Api, name: str) -> Environment:
     from requests import RequestException
 
     from ci_tools.base.errors import InputError
-    from ci_tools.base.github_api import translate
+    from ci_tools.base.github_failures import translate
     from ci_tools.base.github_transient import is_transient
 
     def lookup() -> Environment:

@@ -11,14 +11,16 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from ci_tools.base import proc
+from ci_tools.base import narinfo, nixcache, proc
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
-from ci_tools.build.results import PublishStatus, ResultRecord
-from ci_tools.ship import authorise, checkout, floxhub
+from ci_tools.build.results import PublishOutcome, PublishStatus, ResultRecord
+from ci_tools.build.smoke.expect import Expectations
+from ci_tools.ship import authorise, binding, checkout, floxhub
 from ci_tools.ship.authorise import Refused
 from ci_tools.ship.floxhub import ALREADY, PublishError, publish_argv
 
@@ -52,17 +54,19 @@ def run(
     dry_run: bool,
     branch: str | None = None,
     scopes: Mapping[str, str] | None = None,
+    expected: Mapping[str, Expectations],
     policy: RetryPolicy,
     say: Callable[[str], None] = print,
 ) -> None:
     """Publish what the publish policy lets publish at HEAD, each variant judged by what the
-    fleet can do for it (`scopes`, its route); raise FailedError naming every refused or
+    fleet can do for it (`scopes`, its route) and against the checks the catalog's
+    expectations of it ask (`expected`); raise FailedError naming every refused or
     failed variant."""
     validate_org(org)
     # Input first (records are bad input, exit 2), then the checkout they are checked against.
     records = authorise.load_records(results_dir, variants, branch)
     head = checkout.head_commit(cwd)
-    chosen = authorise.plan(variants, records, head, scopes or {})
+    chosen = authorise.plan(variants, records, head, scopes or {}, expected)
     for name, reason in chosen.refused:
         say(f"{name}: refused: {reason}{authorise.explain(records.get(name), reason, head)}")
     failed: list[str] = []
@@ -116,8 +120,7 @@ def _publish_all(
     for name in names:
         record = records[name]
         assert record is not None  # the plan publishes only variants with a passing record
-        say(f"$ {shlex.join(publish_argv(org, name))}")
-        outcome = floxhub.publish_one(org, name, cwd=cwd, policy=policy, say=say)
+        outcome = _publish_tested(record, org, cwd, policy, say)
         results.save(record.with_publish(outcome), results.result_path(results_dir, name))
         if outcome.status is PublishStatus.PUBLISHED and outcome.detail.startswith(ALREADY):
             say(f"{name}: {outcome.detail} (FloxHub's answer through flox publish); skipped")
@@ -127,6 +130,72 @@ def _publish_all(
             say(f"{name}: publish failed: {outcome.detail}")
             failed.append(name)
     return failed
+
+
+def _publish_tested(
+    record: ResultRecord,
+    org: str,
+    cwd: Path,
+    policy: RetryPolicy,
+    say: Callable[[str], None],
+) -> PublishOutcome:
+    """`flox publish` of the tested bytes: refused before flox runs when this runner's store
+    holds other bytes at the tested path, failed after when flox uploaded others."""
+    why = binding.before_upload(record, _nar_hash_here)
+    if why is not None:
+        return PublishOutcome(
+            status=PublishStatus.FAILED, org=org, attempts=0, detail=f"not the tested bytes: {why}"
+        )
+    say(f"$ {shlex.join(publish_argv(org, record.variant))}")
+    heard = _Heard(say)
+    outcome = floxhub.publish_one(org, record.variant, cwd=cwd, policy=policy, say=heard)
+    return _bound(record, outcome, heard.lines, say)
+
+
+class _Heard:
+    """Passes each line of flox's output on, and keeps it to read the uploaded paths from."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+        self.lines: list[str] = []
+
+    def __call__(self, line: str) -> None:
+        self.lines.append(line)
+        self.say(line)
+
+
+def _nar_hash_here(path: str) -> str | None:
+    env = dict(os.environ)
+    if nixcache.check_store_path(path, env) is not None:
+        return None
+    try:
+        return narinfo.one(path, env).nar_hash
+    except narinfo.NarInfoError:
+        return None
+
+
+def _bound(
+    record: ResultRecord, outcome: PublishOutcome, lines: list[str], say: Callable[[str], None]
+) -> PublishOutcome:
+    """The outcome, failed when what flox uploaded is not the tested bytes (ship/binding.py)."""
+    if outcome.status is not PublishStatus.PUBLISHED or outcome.detail.startswith(ALREADY):
+        return outcome  # nothing uploaded now: the earlier publish was bound, or failed
+    if record.build is None or not record.build.outputs:
+        say(
+            f"warning: {record.variant}: its build record carries no NAR hash (built by an "
+            "older ci-tools or without nix on PATH): the upload is not bound to the tested bytes"
+        )
+        return outcome
+    uploaded = binding.uploaded_paths(lines)
+    if not uploaded:
+        say(
+            f"{record.variant}: flox named no uploaded path (it shows them only on a "
+            "terminal); bound by the tested path being in this store with its recorded NAR hash"
+        )
+    why = binding.refusal(record, uploaded, _nar_hash_here)
+    if why is None:
+        return outcome
+    return replace(outcome, status=PublishStatus.FAILED, detail=f"not the tested bytes: {why}")
 
 
 def _raise_failures(refused: Sequence[tuple[str, Refused]], failed: Sequence[str]) -> None:

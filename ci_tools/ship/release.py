@@ -21,8 +21,10 @@ from ci_tools.base import markup
 from ci_tools.base.errors import InputError
 from ci_tools.build import coverage, policy, results
 from ci_tools.build.results import SCHEMA, PublishStatus, ResultRecord, Status
+from ci_tools.build.smoke.expect import Expectations, expectations_for, of_variants
 from ci_tools.catalog.model import Branch
 from ci_tools.catalog.variants import Variant
+from ci_tools.ship import figures_text
 
 SHORT_SHA = 12
 
@@ -81,16 +83,18 @@ class Outcome(StrEnum):
         )
 
 
-def outcome_of(record: ResultRecord | None, scope: str = "static") -> Outcome:
+def outcome_of(
+    record: ResultRecord | None, expect: Expectations | None, scope: str = "static"
+) -> Outcome:
     """`scope`: what the fleet can do for the variant (its route); the publish policy judges
-    the record's proof by it."""
+    the record's proof by it, against the checks the catalog's expectations (`expect`) ask."""
     if record is None:
         return Outcome.NOT_SELECTED
     if record.build is None or record.build.status is not Status.PASSED:
         return Outcome.BUILD_FAILED
     if record.test is None:
         return Outcome.NOT_TESTED
-    verdict = policy.judge(record, scope)
+    verdict = policy.judge(record, scope, expect)
     if verdict.failed or record.test.status is Status.FAILED:
         return Outcome.TEST_FAILED
     if not verdict.allowed:
@@ -134,6 +138,8 @@ class Notes:
     cuda: str
     rows: tuple[Row, ...]
     coverage: tuple[str, ...] = ()  # the proof coverage, Markdown lines (the headline)
+    drivers: tuple[tuple[str, int | None], ...] = ()  # (CUDA, least driver; None: unknown)
+    page_url: str | None = None  # the selector page, where the people who install choose
 
     @property
     def counts(self) -> dict[str, int]:
@@ -191,6 +197,7 @@ def build_notes(
     org: str | None,
     planned: Iterable[str] = (),
     scopes: Mapping[str, str] | None = None,
+    page_url: str | None = None,
 ) -> Notes:
     """`planned`: the variants this run planned; one with no record failed (its job was
     cancelled or timed out before writing anything), it was not "not selected". `scopes`:
@@ -219,14 +226,17 @@ def build_notes(
         torchvision=branch.versions.get("torchvision", "-"),
         cuda=branch.cuda,
         rows=rows,
-        coverage=tuple(coverage.markdown(coverage.coverage(chosen, absent))),
+        coverage=tuple(coverage.markdown(coverage.coverage(chosen, of_variants(variants), absent))),
+        drivers=tuple((t.cuda_short, t.min_driver) for t in branch.toolkits),
+        page_url=page_url,
     )
 
 
 def _row(
     variant: Variant, record: ResultRecord | None, scope: str, org: str | None, *, planned: bool
 ) -> Row:
-    outcome = outcome_of(record, scope)
+    expected = expectations_for(variant)
+    outcome = outcome_of(record, expected, scope)
     missing = record is None and planned
     if missing:
         outcome = Outcome.BUILD_FAILED
@@ -236,7 +246,7 @@ def _row(
         package=variant.package.name,
         platform=variant.platform.value,
         outcome=outcome,
-        closure=_size(record.build.closure_bytes if record and record.build else None),
+        closure=figures_text.size(record.build.closure_bytes if record and record.build else None),
         install=(
             f"flox install {publish_org}/{variant.name}"
             if outcome is Outcome.PUBLISHED and publish_org
@@ -245,11 +255,11 @@ def _row(
         detail=(
             "planned, but no record: its job was cancelled or timed out"
             if missing
-            else _detail(record, outcome, scope)
+            else _detail(record, outcome, scope, expected)
         ),
-        libraries=_libraries(record),
-        import_time=_import_time(record),
-        proof=markup.text(policy.describe(record)) if record is not None else "",
+        libraries=figures_text.libraries(record),
+        import_time=figures_text.import_time(record),
+        proof=markup.text(policy.describe(record, expected)) if record is not None else "",
     )
 
 
@@ -266,11 +276,11 @@ def _install_org(record: ResultRecord | None, org: str | None) -> str | None:
     return publish_org if publish.is_org(publish_org) else None
 
 
-def _detail(record: ResultRecord | None, outcome: Outcome, scope: str) -> str:
+def _detail(record: ResultRecord | None, outcome: Outcome, scope: str, want: Expectations) -> str:
     if record is None:
         return ""
     if outcome is Outcome.NOT_PROVEN:
-        return markup.text(policy.judge(record, scope).why)
+        return markup.text(policy.judge(record, scope, want).why)
     if outcome is Outcome.TEST_FAILED and record.test is not None:
         failed = [markup.text(c.name) for c in record.test.checks if c.status is Status.FAILED]
         return "failed checks: " + ", ".join(failed) if failed else ""
@@ -280,32 +290,8 @@ def _detail(record: ResultRecord | None, outcome: Outcome, scope: str) -> str:
     return ""
 
 
-def _libraries(record: ResultRecord | None) -> str:
-    figures = record.test.figures if record and record.test else None
-    if figures is None:
-        return ""
-    return " + ".join(
-        f"{markup.text(lib.name.removeprefix('libtorch_').removesuffix('.so'))} {_size(lib.bytes)}"
-        for lib in figures.libraries
-    )
-
-
-def _import_time(record: ResultRecord | None) -> str:
-    figures = record.test.figures if record and record.test else None
-    if figures is None or figures.import_seconds is None:
-        return ""
-    return f"{figures.import_seconds:.2f} s"
-
-
-def _size(size: int | None) -> str:
-    if size is None:
-        return ""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+# A results asset holds a record per variant (a few KiB each); a larger one is not read.
+MAX_ASSET_BYTES = 32 * 1024 * 1024
 
 
 def asset_name(tag: str) -> str:

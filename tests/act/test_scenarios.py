@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ from typing import Any
 import pytest
 
 from ci_tools.plan import statuses
+from ci_tools.ship import manifest, sbom
 from tests.act import harness, host_torch
 from tests.act.harness import Scenario, push_event
 from tests.act.host_torch import HostTorch
@@ -320,6 +322,32 @@ def release_asset(github: GitHubDouble, commit: str) -> dict[str, Any]:
     return data
 
 
+def attested(run: harness.Run) -> set[str]:
+    """The variants the attest stand-in took as subjects in `run`."""
+    found = re.findall(r"attest stand-in: subject [0-9a-f]{64}  (\S+)", run.text())
+    return set(found)
+
+
+def provenance_of(
+    github: GitHubDouble, commit: str, records: Mapping[str, Mapping[str, Any]]
+) -> dict[str, str]:
+    """variant -> sha256 hex of the release's manifest, each checked against its build record
+    and its SBOM asset (the same NAR hash)."""
+    tag = f"main-{commit[:12]}"
+    raw = github.asset_bytes(tag, manifest.manifest_name(tag))
+    assert raw is not None, [a["name"] for r in github.state.releases for a in r["assets"]]
+    built = {r["variant"]: r["build"] for r in records.values()}
+    found = {}
+    for entry in manifest.entries(json.loads(raw), "manifest"):
+        [output] = built[entry.variant]["outputs"]
+        assert (entry.store_path, entry.nar_hash) == (output["store_path"], output["nar_hash"])
+        document = github.asset_bytes(tag, sbom.file_name(entry.variant))
+        assert document is not None and sbom.top_nar_hash(json.loads(document)) == entry.nar_hash
+        assert entry.proven_on and entry.proof, entry
+        found[entry.variant] = entry.sha256
+    return found
+
+
 @dataclass
 class Released:
     scenario: Scenario
@@ -579,6 +607,9 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         # The release was made with what passed; the job is red because a planned build failed.
         assert first.result("release") == "failure"
         assert "failed: " + avx2 in first.text()
+        # What the release published is attested, even by a red release (issue 29 item 4).
+        assert first.result("attest") == "success", first.text()[-3000:]
+        assert attested(first) == {avx}
         # A release that is no dry run marks what it proved green at the planned commit
         # (each stack's mark-green job, which the release passes `mark-green: true`; the
         # release's greens job publishes them).
@@ -613,6 +644,14 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         assert outcomes[avx] == "published"
         assert outcomes[avx2] == "published"
         assert avx in made["body"] and avx2 in made["body"]
+        # The bytes bound to their proof (issue 29 items 2-4): the manifest lists both published
+        # variants with the NAR hash their build recorded, the release carries the SBOM of
+        # each, and the attestation's subjects are exactly them, digests and all.
+        bound = provenance_of(github, commit, {**records, **s.records()})
+        assert set(bound) == {avx, avx2}, bound
+        assert second.result("attest") == "success", second.text()[-3000:]
+        assert attested(second) == {avx, avx2}
+        assert all(f"attest stand-in: subject {h}  {n}" in second.text() for n, h in bound.items())
         # The first release failed (a build failed), so only this one deployed the page.
         assert not first.ran("page")
         assert second.result("release") == "success", second.text()[-3000:]

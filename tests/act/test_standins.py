@@ -199,3 +199,57 @@ def test_deploy_pages_needs_the_run_variables(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "GITHUB_ACTION is undefined. Cannot continue." in done.stdout
+
+
+HEX = "fc718294e87459ba96fb81689e45d24d49ea03559854cd764581ec868164ad6e"
+
+
+def _attest(
+    tmp_path: Path, text: str, published: list[str], **inputs: str
+) -> subprocess.CompletedProcess[str]:
+    """The attest stand-in over a subjects file, the fake FloxHub holding `published`."""
+    state = tmp_path / "hub"
+    state.mkdir(exist_ok=True)
+    hub = {"acme": {name: [{"rev": "r"}] for name in published}}
+    (state / "floxhub.json").write_text(json.dumps(hub))
+    subjects = tmp_path / "subjects-0.txt"
+    subjects.write_text(text)
+    out = tmp_path / "output"
+    out.touch()
+    env_inputs = {"subject_checksums": str(subjects), **inputs}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FLOX_DOUBLE_STATE", str(state))
+        patch.setenv("GITHUB_OUTPUT", str(out))
+        return action("attest", tmp_path, **env_inputs)
+
+
+def test_attest_takes_the_published_variants_in_shasum_format(tmp_path: Path) -> None:
+    done = _attest(tmp_path, f"{HEX}  pytorch-a\n{HEX}  pytorch-b\n", ["pytorch-a", "pytorch-b"])
+    assert done.returncode == 0, done.stdout
+    assert f"attest stand-in: subject {HEX}  pytorch-a" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "published", "said"),
+    [
+        (f"{HEX} pytorch-a\n", ["pytorch-a"], "not `<sha256 hex>  <name>`"),
+        (f"{HEX[:-1]}  pytorch-a\n", ["pytorch-a"], "not `<sha256 hex>  <name>`"),
+        (f"{HEX}  pytorch-a\n", ["pytorch-a", "pytorch-b"], "are not the published"),
+        (f"{HEX}  pytorch-a\n{HEX}  pytorch-c\n", ["pytorch-a"], "are not the published"),
+        (f"{HEX}  pytorch-a\n{HEX}  pytorch-a\n", ["pytorch-a"], "2 subjects (1 names)"),
+        ("", [], "0 subjects"),
+        ("".join(f"{HEX}  v{i}\n" for i in range(1025)), [], "1025 subjects"),
+    ],
+)
+def test_attest_refuses_a_malformed_or_wrong_subjects_file(
+    tmp_path: Path, text: str, published: list[str], said: str
+) -> None:
+    done = _attest(tmp_path, text, published)
+    assert done.returncode == 1 and said in done.stdout, done.stdout
+
+
+def test_attest_takes_one_subject_input_and_no_predicate_with_an_sbom(tmp_path: Path) -> None:
+    two = _attest(tmp_path, f"{HEX}  a\n", ["a"], subject_path="x")
+    assert two.returncode == 1 and "at most one of" in two.stdout
+    both = _attest(tmp_path, f"{HEX}  a\n", ["a"], sbom_path="s.json", predicate="{}")
+    assert both.returncode == 1 and '"sbom-path" cannot be used' in both.stdout

@@ -16,7 +16,7 @@ import responses
 from responses import matchers
 
 from ci_tools import cli
-from ci_tools.base import github_api, github_transient
+from ci_tools.base import github_api, github_failures, github_transient
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.commands import release as release_command
 from tests.conftest import DATA
@@ -400,7 +400,7 @@ def test_error_messages_never_carry_the_token() -> None:
 
     settings = github_api.Settings(token=TOKEN, api_url=API, repository="acme/torch-builds")
     leaky = GithubException(500, {"message": f"echo {TOKEN}"}, {})
-    translated = github_api._translate("create release", leaky, settings)
+    translated = github_failures.translate("create release", leaky, settings)
     assert isinstance(translated, FailedError)
     assert TOKEN not in str(translated)
     assert TOKEN not in repr(settings)
@@ -424,7 +424,7 @@ def test_permission_denied_is_not_retried() -> None:
     exc = GithubException(403, {"message": "Resource not accessible by integration"}, {})
     assert not github_transient.is_transient(exc)
     settings = github_api.Settings(token=TOKEN, api_url=API, repository="acme/torch-builds")
-    assert isinstance(github_api._translate("create release", exc, settings), InputError)
+    assert isinstance(github_failures.translate("create release", exc, settings), InputError)
 
 
 def test_gh_token_is_read_when_github_token_is_absent() -> None:

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from ci_tools.base import narinfo
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import flox_build, results
 from ci_tools.build.results import Status
 from ci_tools.catalog import variants
 from ci_tools.catalog.model import Catalog
+from tests import privatestore
 from tests.build import fakeflox
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
@@ -95,6 +97,19 @@ def test_closure_size_from_the_real_nix(tmp_path: Path) -> None:
     store_path = added.stdout.strip()
     size = flox_build.closure_bytes(store_path, env)
     assert size is not None and 5000 <= size < 6000
+
+
+@pytest.mark.skipif(
+    shutil.which("nix-store") is None or shutil.which("nix") is None, reason="needs nix-bin"
+)
+def test_the_record_carries_the_outputs_nar_hash_and_size(tmp_path: Path) -> None:
+    """Issue 29 item 2: what `nix path-info --json` says of the built path."""
+    env = {**os.environ, **privatestore.store_env(tmp_path / "root")}
+    store_path = privatestore.add(env, privatestore.payload(tmp_path, "torch", {"a": "x"}))
+    [output] = flox_build.outputs_of(store_path, env)
+    assert output.store_path == store_path and output.nar_size > 0
+    assert output.nar_hash == narinfo.nar_hash_on_disk(store_path, env)
+    assert flox_build.outputs_of(str(tmp_path), env) == ()
 
 
 def test_closure_is_only_asked_of_store_paths(tmp_path: Path) -> None:

@@ -194,7 +194,7 @@ def test_a_version_the_pin_lacks_fails_at_evaluation_and_is_not_retried(
     catalog_file = tmp_path / "catalog.yaml"
     catalog_file.write_text(text, encoding="utf-8")
     catalog = load_catalog(catalog_file, display_name="catalog.yaml")
-    rendered = recipes.render_branch(catalog, "main", recipes.environment(REPO_ROOT / "templates"))
+    rendered = recipes.render_branch(catalog, "main", recipes.environment())
     files = {f".flox/pkgs/{f.path}": f.text for f in rendered if f.path == f"{OTHER}.nix"}
     for path in sorted((REPO_ROOT / "nix").rglob("*.nix")):
         files[path.relative_to(REPO_ROOT).as_posix()] = path.read_text(encoding="utf-8")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.build.smoke import isa, isa_rules
+from ci_tools.build.results import Status
+from ci_tools.build.smoke import evaluate, evidence, isa, isa_rules
 from ci_tools.catalog.model import Platform
 from tests import skips
 
@@ -159,7 +160,7 @@ def test_hits_above_the_isa_are_counted_with_a_few_examples_kept() -> None:
     assert findings.counts == {"avx512f": lines, "avx512dq": lines}
     assert all(len(hits) == isa.EXAMPLES for hits in findings.above.values())
     assert peak < 1 << 20, f"{peak} bytes for {lines} hits"
-    verdict = isa._judge(Path("libtorch_cpu.so"), AVX2, frozenset(), findings)
+    verdict = isa._judge(Path("libtorch_cpu.so"), AVX2, frozenset(), findings, 0)
     assert not verdict.ok
     assert f"and {2 * lines - 1} more instructions above avx2" in verdict.detail
 
@@ -186,9 +187,15 @@ AVX512_KERNEL = (
 )
 
 
+# As many plain functions of torch's own (c10::plainN) as the proof must read before it can
+# tell anything (`evidence.ISA_FLOOR`): every assembled library has them.
+PLAIN = {f"_ZN3c10{len(f'plain{i}')}plain{i}Ev": "nop" for i in range(evidence.ISA_FLOOR)}
+
+
 def assemble(tmp_path: Path, functions: dict[str, str], *, arm: bool = False) -> Path:
     source = tmp_path / "lib.s"
-    source.write_text(".text\n" + "".join(_function(n, b) for n, b in functions.items()))
+    every = {**functions, **PLAIN}
+    source.write_text(".text\n" + "".join(_function(n, b) for n, b in every.items()))
     target = tmp_path / "libtorch_cpu.so"
     argv = ["aarch64-linux-gnu-as", "-march=armv9-a+sve2+fp16+dotprod"] if arm else ["as", "--64"]
     subprocess.run([*argv, str(source), "-o", str(target)], check=True)
@@ -214,7 +221,8 @@ def test_an_avx2_build_with_avx512_kernels_it_selects_at_run_time_is_proven(tmp_
     assert verdict.ok, verdict.detail
     assert "avx2 (vpaddd), f16c (vcvtph2ps), fma (vfmadd231ps) present" in verdict.detail
     assert (
-        "nothing above avx2" in verdict.detail and "(1 functions every CPU runs)" in verdict.detail
+        "nothing above avx2" in verdict.detail
+        and f"({1 + evidence.ISA_FLOOR} functions every CPU runs)" in verdict.detail
     )
 
 
@@ -281,6 +289,44 @@ def test_a_library_without_symbols_proves_nothing(tmp_path: Path) -> None:
     assert not verdict.ok and "has no symbols" in verdict.detail
 
 
+# Compiled by gcc, not assembled: AVX2, FMA, F16C and AVX-512 code in functions none of
+# which is torch's own (plain C names, no c10/at/torch namespace).
+NOT_TORCH_C = r"""
+#include <immintrin.h>
+__attribute__((target("avx512f"))) void add16(float *a, const float *b) {
+  _mm512_storeu_ps(a, _mm512_add_ps(_mm512_loadu_ps(a), _mm512_loadu_ps(b)));
+}
+__attribute__((target("avx2,fma"))) void fma8(float *a, const float *b) {
+  __m256 x = _mm256_loadu_ps(a);
+  _mm256_storeu_ps(a, _mm256_fmadd_ps(x, _mm256_loadu_ps(b), x));
+}
+__attribute__((target("avx2"))) void add8(int *a, const int *b) {
+  __m256i x = _mm256_loadu_si256((const __m256i *)a);
+  _mm256_storeu_si256((__m256i *)a, _mm256_add_epi32(x, _mm256_loadu_si256((const __m256i *)b)));
+}
+__attribute__((target("avx,f16c"))) void half8(float *a, const unsigned short *h) {
+  _mm256_storeu_ps(a, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h)));
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@needs_x86_binutils
+def test_a_library_with_none_of_torchs_own_code_cannot_tell(tmp_path: Path) -> None:
+    """Issue 29: AVX-512 code and no function of torch's own once passed as an avx2 proof
+    ("nothing above avx2 in torch's own code (0 functions every CPU runs)")."""
+    source = tmp_path / "kernels.c"
+    source.write_text(NOT_TORCH_C)
+    library = tmp_path / "libtorch_cpu.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+    verdict = prove(library, AVX2)
+    assert not verdict.ok and verdict.cannot_tell, verdict.detail
+    assert "cannot tell: only 0 of torch's own functions" in verdict.detail
+    # `ci-tools test` records it as no proof (skipped), not as a failed build.
+    status, _ = evaluate._isa({"ok": verdict.ok, "cannot_tell": True, "detail": verdict.detail})
+    assert status is Status.SKIPPED
+
+
 # --- assembled objects: aarch64 --------------------------------------------------------------
 
 
@@ -342,6 +388,10 @@ def _pick(fns: list[tuple[int, int, str]], pattern: str, low: int = 200, high: i
     )
 
 
+# The wheel tests read a few chosen functions (`select`): a part of the library, with no floor
+# of torch's own functions to reach (the whole library has 84,803: evidence.ISA_FLOOR).
+
+
 @needs_wheel
 def test_the_wheel_holds_avx512_and_avx2_kernels_it_selects_at_run_time(
     wheel_functions: list[tuple[int, int, str]],
@@ -354,11 +404,23 @@ def test_the_wheel_holds_avx512_and_avx2_kernels_it_selects_at_run_time(
         _pick(wheel_functions, r"^_ZN2at6native7DEFAULT24fp16_dot_with_fp16_arith"),
     }
     verdict = isa.prove(
-        WHEEL, AVX512, objdump="objdump", nm="nm", env=os.environ, select=kernels.__contains__
+        WHEEL,
+        AVX512,
+        objdump="objdump",
+        nm="nm",
+        env=os.environ,
+        select=kernels.__contains__,
+        floor=0,
     )
     assert verdict.ok, verdict.detail
     verdict = isa.prove(
-        WHEEL, AVX2, objdump="objdump", nm="nm", env=os.environ, select=kernels.__contains__
+        WHEEL,
+        AVX2,
+        objdump="objdump",
+        nm="nm",
+        env=os.environ,
+        select=kernels.__contains__,
+        floor=0,
     )
     assert verdict.ok and "avx2 (" in verdict.detail, verdict.detail
 
@@ -370,7 +432,13 @@ def test_the_wheel_keeps_bf16_kernels_in_mkl(wheel_functions: list[tuple[int, in
     chosen.add(_pick(wheel_functions, r"^_ZN2at6native6AVX51224fp16_dot_with_fp16_arith"))
     chosen.add(_pick(wheel_functions, r"^_ZN2at6native6AVX51215fp16_gemv_trans"))
     verdict = isa.prove(
-        WHEEL, AVX512BF16, objdump="objdump", nm="nm", env=os.environ, select=chosen.__contains__
+        WHEEL,
+        AVX512BF16,
+        objdump="objdump",
+        nm="nm",
+        env=os.environ,
+        select=chosen.__contains__,
+        floor=0,
     )
     assert verdict.ok and "avx512_bf16 (vdpbf16ps)" in verdict.detail, verdict.detail
 
@@ -387,11 +455,11 @@ def test_the_wheels_own_code_needs_f16c_so_it_is_no_avx_build(
         _pick(wheel_functions, r"^_ZN2at6native4AVX224fp16_dot_with_fp16_arith"),
     }
     verdict = isa.prove(
-        WHEEL, AVX, objdump="objdump", nm="nm", env=os.environ, select=chosen.__contains__
+        WHEEL, AVX, objdump="objdump", nm="nm", env=os.environ, select=chosen.__contains__, floor=0
     )
     assert not verdict.ok
     assert "_ZN3c1015checked_convertINS_11Float8_e5m2E" in verdict.detail
     assert "(f16c), which avx CPUs lack" in verdict.detail
     assert isa.prove(
-        WHEEL, AVX2, objdump="objdump", nm="nm", env=os.environ, select=chosen.__contains__
+        WHEEL, AVX2, objdump="objdump", nm="nm", env=os.environ, select=chosen.__contains__, floor=0
     ).ok

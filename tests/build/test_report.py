@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,11 @@ from ci_tools.build.results import (
     ResultRecord,
     Status,
 )
+from tests import proven
 from tests.conftest import GOLDEN
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+EXPECT_OF = proven.repo_expect_of
 
 
 def assert_golden(name: str, text: str) -> None:
@@ -44,14 +47,20 @@ def _record(variant: str, **outcomes: object) -> ResultRecord:
     )
 
 
+def _ran(variant: str, **failed: str) -> tuple[Check, ...]:
+    """The checks `ci-tools test` records for the catalog's variant, all passed but those in
+    `failed` (name with dashes as underscores -> detail)."""
+    return tuple(
+        replace(c, status=Status.FAILED, detail=failed[c.name.replace("-", "_")])
+        if c.name.replace("-", "_") in failed
+        else c
+        for c in proven.ran(proven.repo_expect("main", variant))
+    )
+
+
 PASSED_TEST = results.TestOutcome(
     status=Status.PASSED,
-    checks=(
-        Check(name="import-torch", status=Status.PASSED),
-        Check(name="cpu-mlp", status=Status.PASSED),
-        Check(name="gpu-mlp", status=Status.PASSED),
-        Check(name="sass", status=Status.STATIC, detail="exactly sm_90"),
-    ),
+    checks=_ran("pytorch-python313-cuda12_8-sm90-avx512"),
     runner="gpu-sm90-1",
     route=results.Route(scope="gpu"),
     figures=results.Figures(
@@ -65,14 +74,10 @@ PASSED_TEST = results.TestOutcome(
 )
 FAILED_TEST = results.TestOutcome(
     status=Status.FAILED,
-    checks=(
-        Check(
-            name="torch-version",
-            status=Status.FAILED,
-            detail="torch.__version__ is 2.9.1, expected 2.8.0",
-        ),
-        Check(name="arch-list", status=Status.FAILED, detail="fat binary"),
-        Check(name="cpu-mlp", status=Status.PASSED),
+    checks=_ran(
+        "torchvision-python313-cuda12_8-sm90-avx512",
+        torch_version="torch.__version__ is 2.9.1, expected 2.8.0",
+        arch_list="fat binary",
     ),
 )
 
@@ -108,10 +113,7 @@ RECORDS = [
         build=BuildOutcome(status=Status.PASSED, seconds=600.0),
         test=results.TestOutcome(
             status=Status.STATIC,
-            checks=(
-                Check(name="import-torch", status=Status.SKIPPED, detail="no SVE2 here"),
-                Check(name="isa-code", status=Status.STATIC, detail="sve2 instructions"),
-            ),
+            checks=proven.static(proven.repo_expect("main", "pytorch-python313-cpu-armv9")),
             route=results.Route(scope="static", reason="no runner's CPU runs armv9"),
         ),
     ),
@@ -132,7 +134,7 @@ def write_folder(root: Path, records: list[ResultRecord]) -> Path:
 
 
 def test_markdown_golden() -> None:
-    assert_golden("report.md", report.markdown(RECORDS))
+    assert_golden("report.md", report.markdown(RECORDS, EXPECT_OF))
 
 
 def test_markdown_names_branches_when_there_are_several() -> None:
@@ -142,13 +144,13 @@ def test_markdown_names_branches_when_there_are_several() -> None:
         branch="cuda-12_9",
         platform="x86_64-linux",
     )
-    text = report.markdown([*RECORDS[:1], other])
+    text = report.markdown([*RECORDS[:1], other], EXPECT_OF)
     assert "Branch cuda-12_9, main" in text
     assert "| `pytorch-python313-cpu-avx2` (cuda-12_9) |" in text
 
 
 def test_summary_counts_and_rows() -> None:
-    data = report.summary(RECORDS)
+    data = report.summary(RECORDS, EXPECT_OF)
     assert data["counts"] == {
         "variants": 6,
         "build": {"passed": 3, "failed": 1, "skipped": 1, "started": 1, "none": 0, "missing": 0},
@@ -185,14 +187,14 @@ def test_planned_variants_without_a_record_count_as_failed() -> None:
         report.Planned(variant="pytorch-python313-cpu-armv9"),  # any branch
         report.Planned(variant="pytorch-python313-cpu-avx2", branch="cuda-12_9"),
     ]
-    data = report.summary(RECORDS, planned)
+    data = report.summary(RECORDS, EXPECT_OF, planned)
     assert data["missing"] == [
         {"variant": "pytorch-python313-cpu-avx2", "branch": "cuda-12_9"},
         {"variant": "torchvision-python313-cuda12_8-sm86-avx2", "branch": "main"},
     ]
     assert data["counts"]["build"]["missing"] == 2
     assert data["counts"]["failed"] == 5 and data["counts"]["variants"] == 8
-    text = report.markdown(RECORDS, planned)
+    text = report.markdown(RECORDS, EXPECT_OF, planned)
     assert (
         "| `torchvision-python313-cuda12_8-sm86-avx2` (main) | — | ❌ missing: planned, no record |"
         in text
@@ -259,11 +261,11 @@ def test_cli_reads_nested_folders(run_cli: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "summary.json"
     cli = run_cli("report", str(folder), "--json", str(out))
     # RECORDS holds failures: the table and the summary are written, then exit 1.
-    assert report.summary(RECORDS)["counts"]["failed"] > 0
+    assert report.summary(RECORDS, EXPECT_OF)["counts"]["failed"] > 0
     assert cli.returncode == 1, cli.stderr
-    assert cli.stdout == report.markdown(RECORDS)
+    assert cli.stdout == report.markdown(RECORDS, EXPECT_OF)
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(
-        json.dumps(report.summary(RECORDS))
+        json.dumps(report.summary(RECORDS, EXPECT_OF))
     )
 
 
@@ -317,7 +319,9 @@ def test_cli_appends_to_the_step_summary(run_cli: CliRunner, tmp_path: Path) -> 
         "report", str(folder), "--markdown", str(summary), env={"GITHUB_STEP_SUMMARY": str(summary)}
     )
     assert cli.returncode == report_exit(RECORDS[:2]), cli.stderr
-    assert summary.read_text(encoding="utf-8") == "# Earlier step\n" + report.markdown(RECORDS[:2])
+    assert summary.read_text(encoding="utf-8") == "# Earlier step\n" + report.markdown(
+        RECORDS[:2], EXPECT_OF
+    )
     assert cli.stdout == ""
 
 
@@ -327,7 +331,7 @@ def test_cli_replaces_any_other_markdown_file(run_cli: CliRunner, tmp_path: Path
     target.write_text("old\n", encoding="utf-8")
     cli = run_cli("report", str(folder), "--markdown", str(target))
     assert cli.returncode == report_exit(RECORDS[:1]), cli.stderr
-    assert target.read_text(encoding="utf-8") == report.markdown(RECORDS[:1])
+    assert target.read_text(encoding="utf-8") == report.markdown(RECORDS[:1], EXPECT_OF)
 
 
 def test_cli_unknown_schema_is_exit_2(run_cli: CliRunner, tmp_path: Path) -> None:
@@ -355,15 +359,15 @@ def test_cli_empty_or_missing_folder_is_exit_2(run_cli: CliRunner, tmp_path: Pat
 
 
 def report_exit(records: list[ResultRecord]) -> int:
-    return 1 if report.summary(records)["counts"]["failed"] else 0
+    return 1 if report.summary(records, EXPECT_OF)["counts"]["failed"] else 0
 
 
 def test_cli_exit_0_only_when_nothing_failed(run_cli: CliRunner, tmp_path: Path) -> None:
-    passed = [r for r in RECORDS if policy.publishable(r)]
-    assert passed and report.summary(passed)["counts"]["failed"] == 0
+    passed = [r for r in RECORDS if policy.publishable(r, EXPECT_OF(r))]
+    assert passed and report.summary(passed, EXPECT_OF)["counts"]["failed"] == 0
     cli = run_cli("report", str(write_folder(tmp_path / "ok", passed)))
     assert cli.returncode == 0, cli.stderr
-    failing = [r for r in RECORDS if not policy.publishable(r)]
+    failing = [r for r in RECORDS if not policy.publishable(r, EXPECT_OF(r))]
     cli = run_cli("report", str(write_folder(tmp_path / "bad", failing)))
     assert cli.returncode == 1 and "failed" in cli.stderr
 

@@ -26,6 +26,7 @@ from ci_tools.build.smoke.expect import CPU_CAPABILITY_ORDER, Expectations, expe
 from ci_tools.catalog import variants
 from ci_tools.catalog.model import Catalog
 from ci_tools.host import hostcpu
+from tests.conftest import REPO_ROOT
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -443,6 +444,27 @@ def _script(path: Path, text: str) -> Path:
     return path
 
 
+HOST_PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+@pytest.fixture(scope="module")
+def host_catalog(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """This catalog with this interpreter's Python added to every branch: `test --python
+    sys.executable` must name a variant of that Python (another is refused, exit 2)."""
+    folder = tmp_path_factory.mktemp("host-catalog")
+    text = (REPO_ROOT / "catalog.yaml").read_text(encoding="utf-8")
+    if HOST_PY != "3.13":
+        text = text.replace('python: ["3.13"]', f'python: ["3.13", "{HOST_PY}"]')
+    (folder / "catalog.yaml").write_text(text, encoding="utf-8")
+    (folder / "nix").symlink_to(REPO_ROOT / "nix")
+    return str(folder / "catalog.yaml")
+
+
+def _host(name: str) -> str:
+    """The variant of this interpreter's Python (in `host_catalog`)."""
+    return name.replace("python313", "python" + HOST_PY.replace(".", ""))
+
+
 def _cpu_variant() -> str:
     """The CPU variant of this host's platform; its flags decide whether checks can run."""
     return "pytorch-python313-cpu-armv8_2" if hostcpu.host_platform() == "aarch64-linux" else CPU
@@ -486,17 +508,17 @@ def _counted(lines: dict[str, tuple[str, str]]) -> str:
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
 def test_real_cpu_torch_against_a_cpu_variant(
-    run_cli: CliRunner, catalog: Catalog, tmp_path: Path
+    run_cli: CliRunner, catalog: Catalog, tmp_path: Path, host_catalog: str
 ) -> None:
-    name = _cpu_variant()
+    name = _host(_cpu_variant())
     record = tmp_path / "record.json"
     cli = run_cli(
         "test", "--python", sys.executable, "--branch", "main", name, "--result-json",
-        str(record), "--import-runs", "3",
+        str(record), "--import-runs", "3", "--catalog", host_catalog,
     )  # fmt: skip
     assert "Traceback" not in cli.stderr, cli.stderr
     lines = _lines(cli.stdout)
-    if not _host_runs(catalog, name):
+    if not _host_runs(catalog, _cpu_variant()):
         assert cli.returncode == 0
         assert {status for status, _ in lines.values()} == {"skipped"}
         return
@@ -552,13 +574,16 @@ def torch_origin() -> str:
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
-def test_real_cpu_torch_against_a_gpu_variant(run_cli: CliRunner, catalog: Catalog) -> None:
+def test_real_cpu_torch_against_a_gpu_variant(
+    run_cli: CliRunner, catalog: Catalog, host_catalog: str
+) -> None:
     name = "pytorch-python313-cuda12_8-sm90-avx2"
     if not _host_runs(catalog, name):
         pytest.skip("this host cannot run an x86_64 avx2 build")
     cli = run_cli(
-        "test", "--python", sys.executable, "--branch", "main", name, "--import-runs", "0"
-    )
+        "test", "--python", sys.executable, "--branch", "main", _host(name), "--import-runs", "0",
+        "--catalog", host_catalog,
+    )  # fmt: skip
     lines = _lines(cli.stdout)
     torch = _reported(sys.executable)
     assert cli.returncode == 1
@@ -588,12 +613,13 @@ def test_real_cpu_torch_against_a_gpu_variant(run_cli: CliRunner, catalog: Catal
     ],
 )
 def test_real_isa_kernels(
-    run_cli: CliRunner, catalog: Catalog, isa: str, check: str, flag: str
+    run_cli: CliRunner, catalog: Catalog, isa: str, check: str, flag: str, host_catalog: str
 ) -> None:
     name = f"pytorch-python313-cpu-{isa}"
     cli = run_cli(
-        "test", "--python", sys.executable, "--branch", "main", name, "--import-runs", "0"
-    )
+        "test", "--python", sys.executable, "--branch", "main", _host(name), "--import-runs", "0",
+        "--catalog", host_catalog,
+    )  # fmt: skip
     assert "Traceback" not in cli.stderr, cli.stderr
     lines = _lines(cli.stdout)
     if flag not in hostcpu.read_cpu_flags() or not _host_runs(catalog, name):
@@ -607,7 +633,7 @@ def test_real_isa_kernels(
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
 def test_real_compile_without_a_compiler_fails_with_inductors_message(
-    run_cli: CliRunner, catalog: Catalog, tmp_path: Path
+    run_cli: CliRunner, catalog: Catalog, tmp_path: Path, host_catalog: str
 ) -> None:
     # What a closure scrub that removed the compiler leaves: inductor's own configured
     # compiler (torch._inductor.config.cpp.cxx reads $CXX) does not exist.
@@ -615,8 +641,8 @@ def test_real_compile_without_a_compiler_fails_with_inductors_message(
     if not _host_runs(catalog, name):
         pytest.skip("this host cannot run the CPU variant's code")
     cli = run_cli(
-        "test", "--python", sys.executable, "--branch", "main", name, "--import-runs", "0",
-        env={"CXX": str(tmp_path / "no-such-c++")},
+        "test", "--python", sys.executable, "--branch", "main", _host(name), "--import-runs", "0",
+        "--catalog", host_catalog, env={"CXX": str(tmp_path / "no-such-c++")},
     )  # fmt: skip
     assert "Traceback" not in cli.stderr, cli.stderr
     lines = _lines(cli.stdout)
@@ -625,6 +651,25 @@ def test_real_compile_without_a_compiler_fails_with_inductors_message(
     status, detail = lines["cpu-compile"]
     assert status == "failed"
     assert "C++ compiler" in detail, detail
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable here")
+def test_an_interpreter_of_another_python_is_bad_input(run_cli: CliRunner, tmp_path: Path) -> None:
+    """Issue 30 item 7: a 3.11 interpreter tested a python313 variant and passed its checks."""
+    other = "3.12" if HOST_PY == "3.13" else "3.13"
+    name = f"pytorch-python{other.replace('.', '')}-cpu-avx2"
+    catalog = (REPO_ROOT / "catalog.yaml").read_text(encoding="utf-8")
+    if other != "3.13":
+        catalog = catalog.replace('python: ["3.13"]', f'python: ["3.13", "{other}"]')
+    (tmp_path / "catalog.yaml").write_text(catalog, encoding="utf-8")
+    (tmp_path / "nix").symlink_to(REPO_ROOT / "nix")
+    cli = run_cli("test", "--python", sys.executable, "--branch", "main", name, cwd=tmp_path)
+    assert cli.returncode == 2, cli.stdout + cli.stderr
+    assert f"is Python {HOST_PY}." in cli.stderr
+    assert f"but {name} is built for Python {other}: name a Python {other} interpreter" in (
+        cli.stderr
+    )
+    assert not list(tmp_path.rglob("*.result.json"))  # nothing recorded: the command was wrong
 
 
 def test_missing_result_dir_says_build_first(
@@ -668,7 +713,7 @@ def test_interpreter_without_torch_in_a_result_dir(run_cli: CliRunner, tmp_path:
 
 
 def test_a_crashing_interpreter_is_a_failed_check(
-    run_cli: CliRunner, catalog: Catalog, tmp_path: Path
+    run_cli: CliRunner, catalog: Catalog, tmp_path: Path, host_catalog: str
 ) -> None:
     name = _cpu_variant()
     if not _host_runs(catalog, name):
@@ -685,7 +730,10 @@ def test_a_crashing_interpreter_is_a_failed_check(
     )
     if not HAS_TORCH:
         pytest.skip("preflight needs torch on the real interpreter's path")
-    cli = run_cli("test", "--python", str(crashing), "--branch", "main", name)
+    cli = run_cli(
+        "test", "--python", str(crashing), "--branch", "main", _host(name),
+        "--catalog", host_catalog,
+    )  # fmt: skip
     assert cli.returncode == 1
     assert "Traceback" not in cli.stderr
     lines = _lines(cli.stdout)

@@ -450,7 +450,6 @@ def test_unknown_toolkit_in_variants_is_rejected() -> None:
 def test_bad_catalog_is_exit_2_and_writes_nothing(run_cli: CliRunner, tmp_path: Path) -> None:
     text = _replace_once(SHIPPED, "overlays: [magma-cuda13-clockrate,", "overlays: [nope,")
     _repo_with(tmp_path, text)
-    shutil.copytree(REPO_ROOT / "templates", tmp_path / "templates")
     result = run_cli("generate", "--branch", "cuda-13_0", cwd=tmp_path)
     assert result.returncode == 2
     assert "catalog.yaml:" in result.stderr and 'unknown overlay "nope"' in result.stderr

@@ -33,6 +33,20 @@ def test_a_whole_file(tmp_path: Path) -> None:
     assert not found.ignores("pytorch-python313-cpu-avx2.nix")
 
 
+def test_org_and_least_drivers_per_toolkit_and_per_branch(tmp_path: Path) -> None:
+    """Issue 30 item 3: what a catalog-less repository knows; the old file refused `org`."""
+    found = _load(
+        tmp_path,
+        "org: acme\nmin_driver: {cuda12_8: 570, cuda13_0: 580}\n"
+        "branches:\n  old:\n    min_driver: 550\n  main: {}\n",
+    )
+    assert found.org == "acme"
+    assert found.driver_of("main", "cuda12_8") == 570
+    assert found.driver_of("main", "cuda13_0") == 580
+    assert found.driver_of("old", "cuda13_0") == 550  # the branch's own wins
+    assert found.driver_of("main", "cuda12_9") is None  # unknown, never 0
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -47,6 +61,16 @@ def test_a_whole_file(tmp_path: Path) -> None:
             'ci-tools.yaml:3: main.versions: unknown package "pytorh" (did you mean "pytorch"?)',
         ),
         ("branches:\n  main:\n    versions: {pytorch: 2.10}\n", "ci-tools.yaml:3"),
+        ('org: "a b"\n', 'ci-tools.yaml:1: org "a b" is not a Flox organisation'),
+        (
+            "min_driver: {cuda12_8: 0}\n",
+            "ci-tools.yaml:1: min_driver.cuda12_8 must be a whole number from 1 to 9999",
+        ),
+        ("min_driver: {cuda12: 570}\n", 'ci-tools.yaml:1: min_driver: "cuda12" is not a toolkit'),
+        (
+            'branches:\n  main:\n    min_driver: "570"\n',
+            "ci-tools.yaml:3: branches.main.min_driver must be a whole number",
+        ),
     ],
 )
 def test_mistakes_name_the_line(tmp_path: Path, text: str, message: str) -> None:

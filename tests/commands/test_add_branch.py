@@ -1,6 +1,6 @@
-"""README's "Adding a branch" checklist, run line by line on a scratch repository.
+"""The manual's "Adding a branch" checklist (docs/catalog.md), run line by line on a scratch repository.
 
-The lines come from the README itself, so the checklist and this test cannot drift apart.
+The lines come from the manual itself, so the checklist and this test cannot drift apart.
 The editor step is a real edit: EDITOR is a script that adds the branch to catalog.yaml.
 """
 
@@ -48,21 +48,21 @@ NEW_RECIPES = {
 
 
 def checklist() -> list[str]:
-    """The commands of README's "Adding a branch" code block, comments removed."""
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Adding a branch\n", 1)[1].split("\n## ", 1)[0]
+    """The commands of the "Adding a branch" code block, comments removed."""
+    text = (REPO_ROOT / "docs" / "catalog.md").read_text(encoding="utf-8")
+    section = text.split("## Adding a branch\n", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
-    assert block is not None, "README's Adding a branch section has no bash block"
+    assert block is not None, "docs/catalog.md's Adding a branch section has no bash block"
     return [line.split("  # ")[0].strip() for line in block[1].splitlines() if line.strip()]
 
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
-    """A build repository on `main`: this one's catalog, recipes, templates, Nix, workflows."""
+    """A build repository on `main`: this one's catalog, recipes, Nix, workflows."""
     repo = init(tmp_path / "repo")
     for name in ("catalog.yaml", "runners.yaml", "README.md"):
         shutil.copy(REPO_ROOT / name, repo / name)
-    for folder in ("templates", "nix", ".flox/pkgs", ".flox/env", ".github/workflows"):
+    for folder in ("docs", "nix", ".flox/pkgs", ".flox/env", ".github/workflows"):
         shutil.copytree(REPO_ROOT / folder, repo / folder)
     commit_all(repo, "main")
     return repo

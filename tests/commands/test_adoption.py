@@ -28,7 +28,10 @@ pytestmark = pytest.mark.skipif(
     reason="needs nix-bin and git",
 )
 
-CPU = "pytorch-python313-cpu-avx2"
+# The CPU stack of this interpreter's Python: `test --python sys.executable` below must name
+# a variant of that Python (another is refused, exit 2).
+PY = f"python{sys.version_info.major}{sys.version_info.minor}"
+CPU = f"pytorch-{PY}-cpu-avx2"
 ARM = "pytorch-python313-cpu-armv8.2"
 GPU_ARM = "pytorch-python313-cuda12_8-sm90-armv8.2"
 GPU = "pytorch-python313-cuda12_8-sm90-avx512"
@@ -36,7 +39,7 @@ NIGHTLY = "pytorch-python313-cuda12_8-sm121-armv9-nightly"
 MAGMA = "pytorch-python313-cuda13_0-sm120-avx512-magma"
 MPS = "pytorch-python313-mps"
 VARIANTS = (CPU, ARM, GPU_ARM, GPU, NIGHTLY, MAGMA, MPS)
-VISION = ("torchvision-python313-cpu-avx2", "torchvision-python313-cuda12_8-sm90-avx512")
+VISION = (f"torchvision-{PY}-cpu-avx2", "torchvision-python313-cuda12_8-sm90-avx512")
 NOT_RECIPES = (
     "pytorch-python313-cuda13_0-sm121-armv9-nightly-wrapper.nix",  # a helper upstream had
     f"{CPU}.nix.backup",
@@ -69,7 +72,7 @@ def test_matrix_keeps_every_published_name(adopted: Path, run_cli: CliRunner) ->
     entries = {e["name"]: e for e in json.loads(done.stdout)["include"]}
     built = sorted(p for e in entries.values() for p in e["packages"])
     assert built == sorted((*VARIANTS, *VISION))  # the helper and the backup are not built
-    assert entries["py313-cpu-avx2"]["packages"] == [CPU, VISION[0]]
+    assert entries[f"py{PY.removeprefix('python')}-cpu-avx2"]["packages"] == [CPU, VISION[0]]
     assert entries["py313-cpu-armv8_2"]["packages"] == [ARM]
     assert entries["py313-cpu-armv8_2"]["platform"] == "aarch64-linux"
     assert entries["py313-sm121-armv9-nightly"]["packages"] == [NIGHTLY]

@@ -24,7 +24,7 @@ def repo(tmp_path: Path, repo_root: Path) -> Path:
     copy.mkdir()
     shutil.copy(repo_root / "catalog.yaml", copy)
     shutil.copy(repo_root / "README.md", copy)
-    shutil.copytree(repo_root / "templates", copy / "templates")
+    shutil.copytree(repo_root / "docs", copy / "docs")
     shutil.copytree(repo_root / "nix", copy / "nix")
     shutil.copytree(repo_root / ".flox" / "pkgs", copy / ".flox" / "pkgs")
     return copy
@@ -151,16 +151,18 @@ def test_broken_catalog_names_file_and_line_and_writes_nothing(
     assert not out.exists()
 
 
-def test_broken_template_writes_nothing(run_cli: CliRunner, repo: Path) -> None:
+def test_the_recipe_templates_are_ci_tools_own_not_the_checkout(
+    run_cli: CliRunner, repo: Path
+) -> None:
+    """Templates are package data (issue 30 item 1): a checkout without them generates, and a
+    stray `templates/` there is not read (the old code read it and failed here)."""
+    (repo / "templates/pkgs").mkdir(parents=True)
     (repo / "templates/pkgs/torch-cuda-variant.nix.j2").write_text(
         "{% endif %}\n", encoding="utf-8"
     )
-    (repo / ".flox/pkgs/pytorch-python313-cpu-avx2.nix").unlink()
-    before = _snapshot(repo)
-    result = run_cli("generate", cwd=repo)
-    assert result.returncode == 2
-    assert "templates/pkgs/torch-cuda-variant.nix.j2:1:" in result.stderr
-    assert _snapshot(repo) == before
+    result = run_cli("generate", "--out", str(repo / "out"), cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert _snapshot(repo / "out") == _snapshot(repo / ".flox/pkgs")
 
 
 def test_unknown_branch_lists_the_known_ones(run_cli: CliRunner, repo: Path) -> None:
@@ -177,48 +179,48 @@ def test_missing_catalog(run_cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_stale_readme_block(run_cli: CliRunner, repo: Path) -> None:
-    readme = repo / "README.md"
+    readme = repo / "docs" / "reference.md"
     original = readme.read_text(encoding="utf-8")
     readme.write_text(original.replace("| sm90 | 9.0 |", "| sm90 | 9.1 |"), encoding="utf-8")
 
     check = run_cli("generate", "--check", cwd=repo)
     assert check.returncode == 1
-    assert "stale: README.md" in check.stderr
+    assert "stale: docs/reference.md" in check.stderr
 
     result = run_cli("generate", cwd=repo)
     assert result.returncode == 0, result.stderr
-    assert "updated README.md" in result.stdout
+    assert "updated docs/reference.md" in result.stdout
     assert readme.read_text(encoding="utf-8") == original
 
 
 def test_stale_key_reference(run_cli: CliRunner, repo: Path) -> None:
     """The key reference follows the declarations: a row edited by hand is stale."""
-    readme = repo / "README.md"
+    readme = repo / "docs" / "reference.md"
     original = readme.read_text(encoding="utf-8")
     row = next(line for line in original.splitlines() if line.startswith("| `preflight.flox` |"))
     readme.write_text(original.replace(row + "\n", ""), encoding="utf-8")
 
     check = run_cli("generate", "--check", cwd=repo)
     assert check.returncode == 1
-    assert "stale: README.md" in check.stderr
+    assert "stale: docs/reference.md" in check.stderr
 
     assert run_cli("generate", cwd=repo).returncode == 0
     assert readme.read_text(encoding="utf-8") == original
 
 
 def test_readme_without_the_key_reference_is_bad_input(run_cli: CliRunner, repo: Path) -> None:
-    readme = repo / "README.md"
+    readme = repo / "docs" / "reference.md"
     readme.write_text(
         readme.read_text(encoding="utf-8").replace("<!-- BEGIN generated: keys -->\n", ""),
         encoding="utf-8",
     )
     result = run_cli("generate", "--check", cwd=repo)
     assert result.returncode == 2
-    assert "README.md: no generated block 'keys'" in result.stderr
+    assert "README.md and docs/*.md: no generated block 'keys'" in result.stderr
 
 
 def test_readme_prose_outside_the_blocks_is_kept(run_cli: CliRunner, repo: Path) -> None:
-    readme = repo / "README.md"
+    readme = repo / "docs" / "reference.md"
     text = readme.read_text(encoding="utf-8") + "\nA paragraph a person wrote.\n"
     readme.write_text(text, encoding="utf-8")
     result = run_cli("generate", "--check", cwd=repo)
@@ -226,14 +228,40 @@ def test_readme_prose_outside_the_blocks_is_kept(run_cli: CliRunner, repo: Path)
 
 
 def test_readme_without_markers_is_bad_input(run_cli: CliRunner, repo: Path) -> None:
-    readme = repo / "README.md"
+    readme = repo / "docs" / "reference.md"
     readme.write_text(
         readme.read_text(encoding="utf-8").replace("<!-- END generated: gpus -->\n", ""),
         encoding="utf-8",
     )
     result = run_cli("generate", cwd=repo)
     assert result.returncode == 2
-    assert "README.md: no generated block 'gpus'" in result.stderr
+    assert "README.md and docs/*.md: no generated block 'gpus'" in result.stderr
+
+
+def test_blocks_may_sit_in_the_readme_or_a_docs_page(run_cli: CliRunner, repo: Path) -> None:
+    """Each block is kept current wherever it sits, once across the README and docs/; a
+    block in two documents is bad input naming both."""
+    reference = repo / "docs" / "reference.md"
+    text = reference.read_text(encoding="utf-8")
+    start = text.index("<!-- BEGIN generated: isas -->")
+    end = text.index("<!-- END generated: isas -->") + len("<!-- END generated: isas -->\n")
+    block = text[start:end]
+    reference.write_text(text[:start] + text[end:], encoding="utf-8")
+    readme = repo / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8") + "\n" + block, encoding="utf-8")
+    assert run_cli("generate", "--check", cwd=repo).returncode == 0
+
+    stale = block.replace("| `avx2` |", "| `avx3` |")
+    assert stale != block
+    readme.write_text(readme.read_text(encoding="utf-8").replace(block, stale), encoding="utf-8")
+    check = run_cli("generate", "--check", cwd=repo)
+    assert check.returncode == 1
+    assert "stale: README.md" in check.stderr and "docs/reference.md" not in check.stderr
+
+    (repo / "docs" / "other.md").write_text(block, encoding="utf-8")
+    twice = run_cli("generate", "--check", cwd=repo)
+    assert twice.returncode == 2
+    assert "README.md, docs/other.md: 2 generated block 'isas'" in twice.stderr
 
 
 # --- issue 20: hostile checkouts and neighbours -----------------------------------------------

@@ -314,6 +314,8 @@ def test_the_build_legs_call_as_the_workflow_makes_it(
         ((), "unproven"),
         ((Check(name="cpu-mlp", status=Status.SKIPPED),), "unproven"),
         ((Check(name="cpu-mlp", status=Status.FAILED),), "test failed: cpu-mlp"),
+        # Issue 29: a record whose only check is one `ci-tools test` never makes.
+        ((Check(name="x", status=Status.PASSED),), "not a check `ci-tools test` makes for it: x"),
     ],
 )
 def test_a_stack_whose_checks_proved_nothing_is_never_marked(
@@ -331,6 +333,44 @@ def test_a_stack_whose_checks_proved_nothing_is_never_marked(
     assert code == 1, said
     assert "not marked green" in said and says in said
     assert all(method == "GET" for method, _ in github.state.requests)
+
+
+def test_schema_1_records_with_a_static_sass_and_no_listing_are_never_marked(
+    repo: Path, github: GitHubDouble, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 29: import-torch passed and `sass: static` with no SASS listing, in schema-1
+    records (schema 1 predates `static`), once proved a GPU stack `ran-cpu`."""
+    head, _ = plan(capsys, "--runners", str(_cpu_runner(tmp_path)))
+    said_static = (
+        Check(name="import-torch", status=Status.PASSED),
+        Check(name="sass", status=Status.STATIC),
+    )
+    folder = proven(tmp_path / "results", (BASE, DEP), said_static, schema=1)
+    sha = git(repo, "rev-parse", "HEAD")
+    code, said = mark(
+        capsys, GPU_STACK, head[GPU_STACK], "--results", str(folder), "--commit", sha,
+        "--runners", str(_cpu_runner(tmp_path)),
+    )  # fmt: skip
+    assert code == 1, said
+    assert "not marked green" in said and "not the checks `ci-tools test` records" in said
+    assert github.statuses(sha) == []
+
+
+RUNNERS_CPU_ONLY = """\
+builders:
+  x86_64-linux:
+    labels: [self-hosted, Linux, X64]
+    timeout_minutes: 60
+    cpu_flags: [avx, avx2, fma, f16c]
+"""
+
+
+def _cpu_runner(tmp_path: Path) -> Path:
+    """A fleet with an AVX CPU test runner and no GPU: an sm61-avx stack routes `cpu`, which
+    asks `ran-cpu` of it."""
+    path = tmp_path / "runners.yaml"
+    path.write_text(RUNNERS_CPU_ONLY)
+    return path
 
 
 def test_a_stack_without_a_record_of_each_package_is_never_marked(

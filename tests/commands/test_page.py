@@ -81,7 +81,6 @@ def test_a_catalog_without_org_needs_one(run_cli: CliRunner, tmp_path: Path) -> 
     text = (REPO_ROOT / "catalog.yaml").read_text().replace("\norg: barstoolbluz\n", "\n", 1)
     (tmp_path / "catalog.yaml").write_text(text)
     (tmp_path / "nix").symlink_to(REPO_ROOT / "nix")
-    (tmp_path / "templates").symlink_to(REPO_ROOT / "templates")
     result = run_cli("page", "--out", str(tmp_path / "site"), cwd=tmp_path)
     assert result.returncode == 2
     assert "names no `org`" in result.stderr

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from ci_tools.base import narinfo
 from ci_tools.base.errors import InputError
 from ci_tools.build import results
-from ci_tools.build.results import BuildOutcome, ResultRecord, Status
+from ci_tools.build.results import BuildOutcome, Output, ResultRecord, Status
 from ci_tools.commands import _substitute
+from tests import privatestore
 
 VARIANT = "pytorch-python313-cpu-avx2"
 GOOD = "/nix/store/0c8wjn7bs9x7v7fgxm6lh1mzj33xz3ff-pytorch-python313-cpu-avx2-2.9.1"
@@ -82,3 +84,39 @@ def test_the_store_folder_is_nixs_own(tmp_path: Path) -> None:
     env["NIX_STORE_DIR"] = str(tmp_path / "store")
     assert _substitute.build_of([path], VARIANT, None, tmp_path / "result", env).failure is None
     assert log.exists()
+
+
+def _recorded(tmp_path: Path, store_path: str, nar_hash: str) -> Path:
+    record = ResultRecord(
+        variant=VARIANT,
+        package="pytorch",
+        branch="main",
+        platform="x86_64-linux",
+        build=BuildOutcome(
+            status=Status.PASSED,
+            seconds=1.0,
+            store_path=store_path,
+            outputs=(Output(store_path=store_path, nar_hash=nar_hash, nar_size=1),),
+        ),
+    )
+    path = results.result_path(tmp_path / "results", VARIANT)
+    path.parent.mkdir(exist_ok=True)
+    results.save(record, path)
+    return path
+
+
+@privatestore.needs_nix
+def test_a_path_whose_nar_hash_is_not_the_builds_is_not_tested(tmp_path: Path) -> None:
+    """Issue 29 item 2: the test leg tests the bytes the build recorded, or none."""
+    env = privatestore.store_env(tmp_path / "root")
+    store_path = privatestore.add(env, privatestore.payload(tmp_path, "torch", {"a": "x\n"}))
+    built = narinfo.one(store_path, env).nar_hash
+    other = "sha256-" + "A" * 43 + "="
+    record = _recorded(tmp_path, store_path, other)
+    got = _substitute.build_of([record], VARIANT, None, tmp_path / "result", env)
+    assert got.failure is not None and got.failure.status is Status.FAILED
+    assert f"NAR hash {built}" in got.failure.detail and other in got.failure.detail
+    assert not (tmp_path / "result").exists()
+    record = _recorded(tmp_path, store_path, built)
+    got = _substitute.build_of([record], VARIANT, None, tmp_path / "result", env)
+    assert got.failure is None and (tmp_path / "result").resolve() == Path(store_path)

@@ -2,7 +2,7 @@
 
 Each trial starts two to four runs together, each for a branch picked at random, with small
 random delays, and now and then a `--check` among them; all run into the repository's
-default folder, so the README is written too.
+default folder, so the README and docs/reference.md are written too.
 
 Invariants:
   C1 every writing run exits 0 (runs take turns) or 1 naming the folder it waited for; never
@@ -63,7 +63,7 @@ def test_concurrent_generates_on_one_folder(
     work.mkdir()
     shutil.copy(harness.REPO_ROOT / "catalog.yaml", work / "catalog.yaml")
     shutil.copy(harness.REPO_ROOT / "README.md", work / "README.md")
-    (work / "templates").symlink_to(harness.REPO_ROOT / "templates")
+    shutil.copytree(harness.REPO_ROOT / "docs", work / "docs")
     out = work / ".flox" / "pkgs"
     for trial in range(LONG if fuzz_long else SHORT):
         label = f"seed {fuzz_seed + 22} trial {trial}"

@@ -4,7 +4,8 @@ hostile result folders through `report`.
 Each case is a checkout rendered for one branch, then given one to three hostile moves at
 random: a folder of `.flox/` linked out of the checkout, a recipe linked to a file outside or
 to a device or FIFO, a staging journal committed to the branch (with no nonce, a forged one, or
-one shaped like a path), the staging folder or its journal linked out, the README linked out,
+one shaped like a path), the staging folder or its journal linked out, the README or the docs
+page holding the generated tables linked out,
 a stray temporary file linked out. Result folders get records that are links to devices,
 FIFOs, folders or loops, and `--planned` files that are FIFOs or devices.
 
@@ -51,7 +52,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     work.mkdir()
     shutil.copy(harness.REPO_ROOT / "catalog.yaml", work / "catalog.yaml")
     shutil.copy(harness.REPO_ROOT / "README.md", work / "README.md")
-    (work / "templates").symlink_to(harness.REPO_ROOT / "templates")
+    shutil.copytree(harness.REPO_ROOT / "docs", work / "docs")
     assert harness.run_inprocess(["generate", "--branch", BRANCH], work).code == 0
     other = harness.run_inprocess(["generate", "--branch", OTHER_BRANCH, "--out", "other"], work)
     assert other.code == 0, other.stderr
@@ -156,6 +157,27 @@ def readme_is_a_device_or_huge(work: Path, outside: Path, rng: random.Random) ->
     return True
 
 
+# The manual's page that holds the generated blocks (`generate` rewrites it).
+REFERENCE = Path("docs") / "reference.md"
+
+
+def reference_linked_out(work: Path, outside: Path, rng: random.Random) -> bool:
+    shutil.move(work / REFERENCE, outside / "reference.md")
+    (work / REFERENCE).symlink_to(outside / "reference.md")
+    return False
+
+
+def reference_is_a_device_or_huge(work: Path, outside: Path, rng: random.Random) -> bool:
+    (work / REFERENCE).unlink()
+    if rng.random() < 0.5:
+        (work / REFERENCE).symlink_to("/dev/zero")
+    else:
+        with (outside / "huge-reference").open("wb") as handle:
+            handle.truncate(64 << 20)  # sparse: costs no disk
+        (work / REFERENCE).symlink_to(outside / "huge-reference")
+    return True
+
+
 def stray_temp_linked_out(work: Path, outside: Path, rng: random.Random) -> bool:
     (work / PKGS / f".{_recipe(work, rng).name}.abcd1234.tmp").symlink_to(outside / "precious")
     return False
@@ -172,6 +194,8 @@ MOVES: tuple[Move, ...] = (
     journal_is_a_device_or_fifo,
     readme_linked_out,
     readme_is_a_device_or_huge,
+    reference_linked_out,
+    reference_is_a_device_or_huge,
     stray_temp_linked_out,
 )
 # Moves that take the folder they act in away from the checkout come first, so that the
@@ -187,6 +211,7 @@ SHORT_MOVES: tuple[Move, ...] = (
     recipe_is_a_device_or_fifo,
     staging_linked_out,
     readme_linked_out,
+    reference_linked_out,
 )
 
 

@@ -24,12 +24,11 @@ SUBPROCESS_SAMPLE = 6
 
 
 def _sandbox(root: Path) -> tuple[Path, Path]:
-    """A checkout to fuzz in: catalog, templates (linked), runners; `out/` the baseline."""
+    """A checkout to fuzz in: catalog, runners; `out/` the baseline."""
     work = root / "work"
     work.mkdir()
     shutil.copy(harness.REPO_ROOT / "catalog.yaml", work / "catalog.yaml")
     shutil.copy(harness.REPO_ROOT / "runners.yaml", work / "runners.yaml")
-    (work / "templates").symlink_to(harness.REPO_ROOT / "templates")
     out = work / "out"
     first = harness.run_inprocess(["generate", "--branch", "main", "--out", "out"], work)
     assert first.code == 0, first.stderr

@@ -106,7 +106,7 @@ def _instantiate(catalog: Catalog, prefix: str, root: Path) -> subprocess.Comple
     shutil.copytree(DOUBLE, root / "double")
     pkgs = root / ".flox" / "pkgs"
     pkgs.mkdir(parents=True)
-    env = recipes.environment(REPO / "templates")
+    env = recipes.environment()
     for file in recipes.render_branch(catalog, "main", env):
         (pkgs / file.path).write_text(file.text, encoding="utf-8")
     stem = prefix.split("-python", 1)[0]

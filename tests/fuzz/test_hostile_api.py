@@ -50,7 +50,6 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[
     """A git checkout of the catalog, a folder with one passing record, and HEAD."""
     repo = init(tmp_path / "builds", "main")
     shutil.copy(REPO_ROOT / "catalog.yaml", repo / "catalog.yaml")
-    (repo / "templates").symlink_to(REPO_ROOT / "templates")
     write(repo, "README.md", "# builds\n")
     commit_all(repo, "catalog")
     head = git(repo, "rev-parse", "HEAD")

@@ -26,7 +26,6 @@ RUNNERS = (harness.REPO_ROOT / "runners.yaml").read_text(encoding="utf-8")
 def work(tmp_path: Path) -> Path:
     (tmp_path / "catalog.yaml").write_text(CATALOG, encoding="utf-8")
     (tmp_path / "runners.yaml").write_text(RUNNERS, encoding="utf-8")
-    (tmp_path / "templates").symlink_to(harness.REPO_ROOT / "templates")
     return tmp_path
 
 

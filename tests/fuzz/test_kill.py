@@ -60,7 +60,6 @@ def test_kill_9_during_generate(
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(harness.REPO_ROOT / "catalog.yaml", work / "catalog.yaml")
-    (work / "templates").symlink_to(harness.REPO_ROOT / "templates")
     out = work / "out"
     # The two states: the rendering of cuda-12_9 (old) and of main (new).
     assert _finish(work, "main")[0] == 0

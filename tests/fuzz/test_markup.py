@@ -30,6 +30,7 @@ from ci_tools.catalog import variants
 from ci_tools.catalog.load import load_catalog
 from ci_tools.ship import notes as notes_text
 from ci_tools.ship import release
+from tests import proven
 from tests.conftest import DATA, REPO_ROOT
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="needs cmarkgfm (the test extras)")
@@ -169,8 +170,12 @@ def _notes(records: list[ResultRecord], org: str | None = None) -> str:
     return notes_text.render_notes(notes, REPO_ROOT / "templates")
 
 
+def _report(records: list[ResultRecord]) -> str:
+    return report.markdown(records, proven.repo_expect_of)
+
+
 PAGES: dict[str, Callable[[list[ResultRecord]], str]] = {
-    "report": report.markdown,
+    "report": _report,
     "release notes": _notes,
 }
 
@@ -240,8 +245,8 @@ def test_a_comment_in_a_failed_publish_hides_nothing_of_the_notes() -> None:
 
 
 def test_markdown_in_a_platform_is_shown_in_the_step_summary() -> None:
-    summary = report.markdown(_platform("**x86_64** [linux](https://evil.example)"))
-    assert _structure(summary) == _structure(report.markdown(_platform(HARMLESS)))
+    summary = _report(_platform("**x86_64** [linux](https://evil.example)"))
+    assert _structure(summary) == _structure(_report(_platform(HARMLESS)))
 
 
 def test_release_without_org_takes_no_shell_line_from_a_record() -> None:

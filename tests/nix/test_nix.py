@@ -113,7 +113,7 @@ def _repository(root: Path, catalog: Catalog, branch: str) -> Path:
     shutil.copytree(DOUBLE, root / "double")
     pkgs = root / ".flox" / "pkgs"
     pkgs.mkdir(parents=True)
-    env = recipes.environment(REPO / "templates")
+    env = recipes.environment()
     for file in recipes.render_branch(catalog, branch, env):
         (pkgs / file.path).write_text(file.text, encoding="utf-8")
     return root

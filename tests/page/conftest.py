@@ -70,7 +70,7 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         *results.load_dir(DATA / "device-h100"),
     ]
     assert catalog.org is not None
-    text = site.make(catalog, catalog.org, records, REPO_ROOT / "templates", "2026-11-24")
+    text = site.make(catalog, catalog.org, records, "2026-11-24")
     path = tmp_path_factory.mktemp("page") / "index.html"
     path.write_text(text, encoding="utf-8")
     return path

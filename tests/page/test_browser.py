@@ -110,8 +110,35 @@ def open_page(browser: Any, page_file: Path, query: str = "") -> None:
     browser.get(page_file.as_uri() + ("?" + query if query else ""))
 
 
+def shown_installs(shown: dict[str, Any] | None, data: dict[str, Any]) -> list[str]:
+    """What the page may show to install `shown` (issue 30 item 4): with records only what a
+    release published; for a variant it did not, the nearest published one's line, if any."""
+    if shown is None:
+        return []
+    publication, records = data["publication"], data["records"]
+    if publication is None:
+        return list(shown["installs"])
+
+    def published(branch: str, name: str) -> bool:
+        return bool((records.get(f"{branch}/{name}") or {}).get("org"))
+
+    if published(shown["branch"], shown["package"]):
+        names = [i.split("/")[-1] for i in shown["installs"]]
+        return [
+            f"flox install {records[shown['branch'] + '/' + n]['org']}/{n}"
+            for n in names
+            if published(shown["branch"], n)
+        ]
+    near = publication["nearest"].get(f"{shown['branch']}/{shown['package']}")
+    if near is None:
+        return []
+    return [f"flox install {records[near]['org']}/{near.split('/', 1)[1]}"]
+
+
 def test_parity_over_every_combination(browser: Any, page_file: Path, catalog: Catalog) -> None:
     open_page(browser, page_file)
+    data = browser.execute_script("return window.ciToolsSelector.data")
+    assert data["publication"] is not None  # the page has records: only published installs
     combos = combinations(catalog)
     assert len(combos) > 5000
     got = apply_all(browser, [urlencode(c.query) for c in combos])
@@ -132,7 +159,7 @@ def test_parity_over_every_combination(browser: Any, page_file: Path, catalog: C
         assert result["answer"] == expected, combo.query
         (rec,) = expected["recommendations"]
         shown = rec["best"] or rec["fallback"]
-        assert result["shown"]["installs"] == (shown["installs"] if shown else [])
+        assert result["shown"]["installs"] == shown_installs(shown, data), combo.query
         assert result["shown"]["packages"] == [rec["package"] or ""]
         for line in result["shown"]["installs"]:
             assert line.split("/", 1)[1] in names, line
@@ -162,6 +189,14 @@ def _selected(browser: Any) -> dict[str, str]:
             "pytorch-python313-cuda13_0-sm121-armv9",
         ),
         ("cc=7.0&arch=x86_64&cpu=avx%2Bavx2", {"gpu": "cc:7.0"}, ""),
+        # A deep link with raw flags names every flag its ISA needs (/proc/cpuinfo has them
+        # all); the README's example gave two and ended at "No pytorch build fits".
+        (
+            "cc=9.0&flags=avx,avx2,fma,f16c,avx512f,avx512dq,avx512vl,avx512bw,avx512_bf16"
+            "&arch=x86_64&driver=580.65.06",
+            {"gpu": "sm90", "cpu": "avx+avx2+avx512+avx512bf16"},
+            "pytorch-python313-cuda12_8-sm90-avx512",
+        ),
     ],
 )  # fmt: skip
 def test_deep_links_select_what_they_say(
@@ -224,7 +259,8 @@ def test_inherited_property_names_are_no_known_values(
     assert f"{param}: \u201c{name}\u201d is not a" in messages
     values = _selected(browser)
     assert name not in values.values()
-    assert browser.find_element("css selector", "#answer h2").get_attribute("data-package")
+    # An answer is shown (the defaults': on main no build for a plain AVX CPU, the nearest).
+    assert browser.find_element("css selector", "#answer h2").text
 
 
 def test_sm110_on_x86_is_dimmed_with_the_reason(browser: Any, page_file: Path) -> None:
@@ -238,13 +274,65 @@ def test_sm110_on_x86_is_dimmed_with_the_reason(browser: Any, page_file: Path) -
     assert option.get_attribute("class") == "dim"
     assert option.get_attribute("data-why") == "sm61 needs CUDA <= 12.9; cuda-13_0 has 13.0"
     answer = browser.find_element("id", "answer").text
-    assert "pytorch-python313-cpu-avx512" in answer  # the nearest that runs: the CPU build
+    assert "pytorch-python313-cpu-avx" in answer  # the nearest that runs: the CPU build
+
+
+def test_the_default_cpu_is_one_every_x86_64_cpu_runs(browser: Any, page_file: Path) -> None:
+    """Issue 30 item 4: the default was AVX-512, which many desktops and laptops lack."""
+    open_page(browser, page_file)
+    assert _selected(browser)["machine"] == "x86_64"
+    assert _selected(browser)["cpu"] == "avx"
+    open_page(browser, page_file, "arch=aarch64")
+    assert _selected(browser)["cpu"] == "armv8_2"
+
+
+@pytest.mark.parametrize(
+    ("name", "sm"),
+    [("GeForce GTX 1060", "sm61"), ("GeForce RTX 3060", "sm86"), ("A10", "sm86"),
+     ("GeForce RTX 4070", "sm89"), ("GH200", "sm90"), ("GeForce RTX 5080", "sm120")],
+)  # fmt: skip
+def test_gpus_by_the_names_nvidia_lists(browser: Any, page_file: Path, name: str, sm: str) -> None:
+    open_page(browser, page_file)
+    labels = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#gpu option'))"
+        ".map(function (o) { return [o.value, o.textContent.split(' \u2014 ')[0]]; });"
+    )
+    assert [sm, f"{name} ({sm})"] in labels
+
+
+def test_a_typed_compute_capability_selects_its_gpu(browser: Any, page_file: Path) -> None:
+    open_page(browser, page_file, "arch=x86_64&gpu=none")
+    for typed, gpu in (("8.9", "sm89"), ("7.0", "cc:7.0"), ("", "none")):
+        field = browser.find_element("id", "cc")
+        field.clear()
+        field.send_keys(typed)
+        browser.execute_script("document.getElementById('cc').dispatchEvent(new Event('change'));")
+        assert _selected(browser)["gpu"] == gpu, typed
+    assert browser.find_element("id", "messages").text == ""
+
+
+def test_only_published_variants_get_an_install_line(browser: Any, page_file: Path) -> None:
+    """The records publish one variant: cuda-12_9's sm90-avx512 (tests/data)."""
+    query = "gpu=sm90&arch=x86_64&cpu=avx%2Bavx2%2Bavx512&branch={}&driver=580.65.06"
+    open_page(browser, page_file, query.format("cuda-12_9"))
+    installs = browser.find_elements("css selector", "#answer code.install")
+    assert [i.text for i in installs] == [
+        "flox install acme/pytorch-python313-cuda12_9-sm90-avx512"
+    ]
+    open_page(browser, page_file, query.format("main"))
+    answer = browser.find_element("id", "answer").text
+    assert "Not published yet: no release of main has published" in answer
+    assert "nearest published build" in answer and "(cuda-12_9)" in answer
+    installs = browser.find_elements("css selector", "#answer code.install")
+    assert [i.text for i in installs] == [
+        "flox install acme/pytorch-python313-cuda12_9-sm90-avx512"
+    ]
 
 
 def test_keyboard_and_labels(browser: Any, page_file: Path) -> None:
     from selenium.webdriver.common.keys import Keys
 
-    open_page(browser, page_file, "gpu=none&arch=x86_64&branch=main")
+    open_page(browser, page_file, "gpu=none&arch=x86_64&cpu=avx%2Bavx2&branch=main")
     unlabelled = browser.execute_script(
         "return Array.from(document.querySelectorAll('select, input'))"
         ".filter(function (e) { return e.labels.length === 0; }).map(function (e) { return e.id; });"

@@ -14,7 +14,7 @@ from ci_tools.base.errors import InputError
 from ci_tools.page import html
 from tests.conftest import REPO_ROOT
 
-TEMPLATES = REPO_ROOT / "templates"
+TEMPLATES = REPO_ROOT / "ci_tools" / "page" / "templates"
 HOSTILE = "</script><script>alert(1)</script><!-- \u2028 & <b>"
 
 
@@ -37,7 +37,7 @@ def test_embedded_json_cannot_leave_its_script() -> None:
 def test_the_page_holds_its_data_script_and_style_and_nothing_else_runs() -> None:
     row = {"branch": "main", "name": "<img src=x>", "target": "t", "isa": "i", "cuda": "",
            "min_driver": "", "sizes": [1048576, None, None], "proven": "", "install": "i"}  # fmt: skip
-    page = html.render(TEMPLATES, _data(" <i>"), [row])
+    page = html.render(_data(" <i>"), [row])
     scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
     styles = re.findall(r"<style>(.*?)</style>", page, re.S)
     (script,), (style,) = scripts, styles
@@ -60,24 +60,23 @@ def test_the_page_holds_its_data_script_and_style_and_nothing_else_runs() -> Non
 
 
 def test_a_script_that_could_end_its_tag_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "page").mkdir()
     for name in ("index.html.j2", "selector.css"):
-        (tmp_path / "page" / name).write_text((TEMPLATES / "page" / name).read_text())
-    (tmp_path / "page" / "selector.js").write_text("var x = '</script>';\n")
+        (tmp_path / name).write_text((TEMPLATES / name).read_text())
+    (tmp_path / "selector.js").write_text("var x = '</script>';\n")
     with pytest.raises(InputError, match="may not hold"):
-        html.render(tmp_path, _data(), [])
+        html.render(_data(), [], tmp_path)
 
 
 def test_missing_templates_are_bad_input(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="not found; run ci-tools in the repository root"):
-        html.render(tmp_path, _data(), [])
+    with pytest.raises(InputError, match="missing from ci-tools' page templates"):
+        html.render(_data(), [], tmp_path)
 
 
 def test_query_values_index_tables_only_through_own() -> None:
     # Without a browser: where the script reads the query (fromQuery .. toQuery), a value from
     # the URL looks a table up only through own(), never as table[value], which finds
     # `constructor` or `__proto__` on every object's prototype (issue 29).
-    script = (TEMPLATES / "page" / "selector.js").read_text(encoding="utf-8")
+    script = (TEMPLATES / "selector.js").read_text(encoding="utf-8")
     reading = script[script.index("function fromQuery(") : script.index("function toQuery(")]
     raw = re.findall(r"[\w\]]\[(?:value|cpu|gpu|cc|flags|b|py|w|d|id)\]", reading)
     assert raw == [], f"look these up with own(table, key): {raw}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ci_tools.build import results
 from ci_tools.build.results import BuildOutcome, Check, Figures, Library, Status
 from ci_tools.page import records
+from tests import proven
 from tests.conftest import DATA
 
 
@@ -41,7 +42,7 @@ def test_proof_says_how_far_the_record_goes() -> None:
 
 def test_facts_of_shipped_records() -> None:
     loaded = results.load_dir(DATA / "results-cuda-12_9")
-    facts = records.by_variant(loaded, ["cuda-12_9"])
+    facts = records.by_variant(loaded, ["cuda-12_9"], proven.repo_expect_of)
     sm90 = facts["cuda-12_9/pytorch-python313-cuda12_9-sm90-avx512"]
     assert sm90["sizes"] == {
         "cuda_libraries": 402653184,
@@ -49,13 +50,21 @@ def test_facts_of_shipped_records() -> None:
         "closure": 6012345678,
     }
     assert (sm90["org"], sm90["commit"], sm90["passed"]) == ("acme", "1a2b3c4d5e6f", True)
-    assert records.by_variant(loaded, ["main"]) == {}
+    assert records.by_variant(loaded, ["main"], proven.repo_expect_of) == {}
 
 
 def test_a_record_with_every_size() -> None:
     figures = Figures(libraries=(Library(name="libtorch_cuda.so", bytes=10),), package_bytes=30)
     record = _record(("gpu-mlp", P)).with_test(results.TestOutcome(status=P, figures=figures))
-    facts = records.variant_facts(record)
+    facts = records.variant_facts(record, proven.repo_expect_of(record))
     assert facts["sizes"] == {"cuda_libraries": 10, "torch_package": 30, "closure": None}
     assert facts["date"] == "2026-11-20"
     assert facts["org"] is None  # never published
+
+
+def test_a_record_of_checks_ci_tools_test_does_not_make_is_not_proven() -> None:
+    """Issue 29: the page says what the publish policy says of a record of made-up checks."""
+    record = _record(("x", P))
+    facts = records.variant_facts(record, proven.repo_expect_of(record))
+    assert facts["passed"] is False
+    assert facts["proven"] == ("not proven: checks not a check `ci-tools test` makes for it: x")

@@ -14,7 +14,7 @@ from ci_tools.render import readme, recipes
 
 
 def _blocks(catalog: Catalog, repo_root: Path) -> dict[str, str]:
-    return readme.render_blocks(catalog, recipes.environment(repo_root / layout.TEMPLATES_DIR))
+    return readme.render_blocks(catalog, recipes.environment())
 
 
 def test_grid_of_main(catalog: Catalog) -> None:

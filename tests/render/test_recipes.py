@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from ci_tools.base.errors import InputError
-from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog, Kind
 from ci_tools.catalog.variants import expand, find
 from ci_tools.render import recipes
@@ -37,7 +36,7 @@ REPRESENTATIVES = (
 
 @pytest.fixture(scope="module")
 def branches(catalog: Catalog, repo_root: Path) -> dict[str, dict[str, str]]:
-    env = recipes.environment(repo_root / layout.TEMPLATES_DIR)
+    env = recipes.environment()
     return {
         branch: {f.path: f.text for f in recipes.render_branch(catalog, branch, env)}
         for branch in catalog.branches
@@ -183,8 +182,10 @@ def test_is_generated_looks_at_the_first_lines_only() -> None:
 def test_broken_template_names_file_and_line(
     tmp_path: Path, catalog: Catalog, repo_root: Path
 ) -> None:
-    templates = tmp_path / "templates"
-    subprocess.run(["cp", "-r", str(repo_root / "templates"), str(tmp_path)], check=True)
+    templates = tmp_path / "templates"  # the copy of ci_tools/render/templates
+    subprocess.run(
+        ["cp", "-r", str(repo_root / "ci_tools/render/templates"), str(tmp_path)], check=True
+    )
     (templates / "pkgs" / "torch-cpu-variant.nix.j2").write_text(
         "line one\n{% if %}\n", encoding="utf-8"
     )
@@ -196,7 +197,9 @@ def test_broken_template_names_file_and_line(
 def test_undefined_template_variable_is_an_error(
     tmp_path: Path, catalog: Catalog, repo_root: Path
 ) -> None:
-    subprocess.run(["cp", "-r", str(repo_root / "templates"), str(tmp_path)], check=True)
+    subprocess.run(
+        ["cp", "-r", str(repo_root / "ci_tools/render/templates"), str(tmp_path)], check=True
+    )
     (tmp_path / "templates" / "pkgs" / "torch-cpu-variant.nix.j2").write_text(
         "{{ nope }}\n", encoding="utf-8"
     )

@@ -3,6 +3,7 @@ refused with the reason and what to do."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,23 +13,25 @@ from ci_tools.build import results
 from ci_tools.build.results import BuildOutcome, Check, ResultRecord, Status
 from ci_tools.ship import authorise
 from ci_tools.ship.authorise import Refusal
+from tests import proven
 
 HEAD = "1" * 40
 OTHER = "2" * 40
-RAN = (
-    Check(name="import-torch", status=Status.PASSED),
-    Check(name="cpu-mlp", status=Status.PASSED),
-)
+AVX2 = "pytorch-python313-cpu-avx2"
+RAN = proven.ran(proven.repo_expect("main", AVX2))
+_RAN: tuple[Check, ...] = ()  # the checks `ci-tools test` makes for the record's variant
 
 
 def _record(
     *,
     build: Status | None = Status.PASSED,
-    checks: tuple[Check, ...] | None = RAN,
+    checks: tuple[Check, ...] | None = _RAN,
     commit: str | None = HEAD,
-    name: str = "pytorch-python313-cpu-avx2",
+    name: str = AVX2,
     branch: str = "main",
 ) -> ResultRecord:
+    if checks is _RAN:
+        checks = proven.ran(proven.repo_expect(branch, name))
     return ResultRecord(
         variant=name,
         package="pytorch",
@@ -44,8 +47,20 @@ def _record(
     )
 
 
-FAILED = (Check(name="cpu-mlp", status=Status.FAILED, detail="nan"),)
-SKIPPED = (Check(name="cpu-mlp", status=Status.SKIPPED, detail="this host's CPU lacks avx2"),)
+def _with(status: Status, detail: str) -> tuple[Check, ...]:
+    return tuple(
+        replace(c, status=status, detail=detail) if c.name == "cpu-mlp" else c for c in RAN
+    )
+
+
+FAILED = _with(Status.FAILED, "nan")
+SKIPPED = _with(Status.SKIPPED, "this host's CPU lacks avx2")
+
+
+def _refusal(record: ResultRecord | None, scope: str) -> authorise.Refused | None:
+    return authorise.refusal(
+        record, HEAD, scope, proven.repo_expect_of(record) if record is not None else None
+    )
 
 
 @pytest.mark.parametrize(
@@ -66,7 +81,7 @@ SKIPPED = (Check(name="cpu-mlp", status=Status.SKIPPED, detail="this host's CPU 
     ],
 )
 def test_refusal(record: ResultRecord | None, reason: Refusal | None, why: str) -> None:
-    refused = authorise.refusal(record, HEAD, "cpu")
+    refused = _refusal(record, "cpu")
     if reason is None:
         assert refused is None
     else:
@@ -75,10 +90,9 @@ def test_refusal(record: ResultRecord | None, reason: Refusal | None, why: str) 
 
 
 def test_a_record_is_judged_by_what_the_fleet_can_do_for_it() -> None:
-    static = (Check(name="isa-code", status=Status.STATIC, detail="avx2 present"),)
-    record = _record(checks=(*SKIPPED, *static))
-    assert authorise.refusal(record, HEAD, "static") is None
-    refused = authorise.refusal(record, HEAD, "cpu")
+    record = _record(checks=proven.static(proven.repo_expect("main", AVX2)))
+    assert _refusal(record, "static") is None
+    refused = _refusal(record, "cpu")
     assert refused is not None and "proven only static, but the fleet can do ran" in str(refused)
 
 
@@ -92,7 +106,8 @@ def test_plan_keeps_the_order_asked_and_asks_each_once() -> None:
     names["c"] = "pytorch-python313-cpu-avx512bf16"
     keyed = {names[k]: v for k, v in records.items()}
     order = [names["c"], names["b"], names["a"], names["c"], "pytorch-python313-cpu-avx"]
-    chosen = authorise.plan(order, keyed, HEAD, dict.fromkeys(keyed, "cpu"))
+    expected = {n: proven.repo_expect("main", n) for n in keyed}
+    chosen = authorise.plan(order, keyed, HEAD, dict.fromkeys(keyed, "cpu"), expected)
     assert chosen.publish == (names["c"], names["a"])
     assert [(n, r.reason) for n, r in chosen.refused] == [
         (names["b"], Refusal.POLICY),
@@ -101,14 +116,14 @@ def test_plan_keeps_the_order_asked_and_asks_each_once() -> None:
 
 
 def test_explain_names_both_commits() -> None:
-    other = authorise.refusal(_record(commit=OTHER), HEAD, "cpu")
+    other = _refusal(_record(commit=OTHER), "cpu")
     assert other is not None
     said = authorise.explain(_record(commit=OTHER), other, HEAD)
     assert said == f" ({OTHER[:12]}; HEAD is {HEAD[:12]}: build and test at HEAD first)"
-    none = authorise.refusal(_record(commit=None), HEAD, "cpu")
+    none = _refusal(_record(commit=None), "cpu")
     assert none is not None
     assert "recorded at HEAD" in authorise.explain(_record(commit=None), none, HEAD)
-    missing = authorise.refusal(None, HEAD, "cpu")
+    missing = _refusal(None, "cpu")
     assert missing is not None
     assert "static proofs held" in authorise.explain(None, missing, HEAD)
 
@@ -140,7 +155,7 @@ def test_a_record_that_says_passed_over_checks_that_proved_nothing_is_refused(
     said_passed = _record(checks=checks)
     said_passed = said_passed.with_test(results.TestOutcome(status=Status.PASSED, checks=checks))
     for scope in ("gpu", "cpu", "static"):
-        refused = authorise.refusal(said_passed, HEAD, scope)
+        refused = _refusal(said_passed, scope)
         assert refused is not None and str(refused).startswith(why), scope
 
 

@@ -9,17 +9,25 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from ci_tools.base import narinfo
 from ci_tools.base.errors import FailedError, InputError
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
-from ci_tools.build.results import PublishStatus
+from ci_tools.build.results import Output, PublishStatus
 from ci_tools.ship import publish
+from tests import proven
 from tests.conftest import DATA, REPO_ROOT
-from tests.doubles.flox.test_flox_double import double_environment, make_repo, recipe
+from tests.doubles.flox.test_flox_double import (
+    double_environment,
+    make_repo,
+    recipe,
+    store_environment,
+)
 
 RESULTS = DATA / "results-cuda-12_9"
 PASSED = "pytorch-python313-cpu-avx2"
@@ -27,6 +35,7 @@ PUBLISHED = "pytorch-python313-cuda12_9-sm90-avx512"  # its record says "publish
 TEST_FAILED = "pytorch-python313-cuda12_9-sm89-avx2"
 BUILD_FAILED = "torchvision-python313-cuda12_9-sm89-avx2"
 VARIANTS = (PASSED, PUBLISHED, TEST_FAILED, BUILD_FAILED)
+EXPECTED = {name: proven.repo_expect("cuda-12_9", name) for name in VARIANTS}
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -113,6 +122,7 @@ def _publish(
         results_dir=results_dir,
         cwd=cwd,
         dry_run=dry_run,
+        expected=EXPECTED,
         policy=RetryPolicy(attempts=attempts, sleep=(sleeps if sleeps is not None else []).append),
         say=said.append,
     )
@@ -208,6 +218,7 @@ def test_the_refusal_names_both_commits(
             results_dir=records,
             cwd=checkout,
             dry_run=False,
+            expected=EXPECTED,
             policy=RetryPolicy(attempts=1),
             say=said.append,
         )
@@ -431,6 +442,22 @@ def test_cli_refuses_failed_variants_exit_1(
     assert f"{TEST_FAILED} (test failed: arch-list)" in done.stderr
 
 
+def test_cli_never_publishes_a_record_of_checks_ci_tools_test_does_not_make(
+    run_cli: CliRunner, flox_env: dict[str, str], checkout: Path, results_dir: Path
+) -> None:
+    """Issue 29: a cpu-avx2 record whose only check was {"name": "x", "status": "passed"}
+    made `ci-tools publish` run `flox publish`."""
+    path = results_dir / f"{PASSED}.result.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["test"]["checks"] = [{"name": "x", "status": "passed", "detail": ""}]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    args = (PASSED, "--org", "acme", "--results", str(results_dir), "--branch", "cuda-12_9")
+    done = _cli(run_cli, checkout, flox_env, *args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "not a check `ci-tools test` makes for it: x" in done.stdout + done.stderr
+    assert _calls(flox_env) == []
+
+
 @pytest.mark.parametrize("org", ["acme-", "a b; rm -rf ~", "$(id)", "x\n::warning::y"])
 def test_cli_invalid_org_exit_2(
     run_cli: CliRunner, checkout: Path, results_dir: Path, org: str
@@ -463,3 +490,111 @@ def test_cli_record_of_another_branch_exit_2(
     done = _cli(run_cli, checkout, None, *args)
     assert done.returncode == 2
     assert "a record of branch cuda-12_9, not main" in done.stderr
+
+
+# --- the tested bytes, or no publish (issue 29 item 2) ---------------------------------------
+
+
+def _built_by_flox(
+    flox_env: dict[str, str], checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """PASSED built by `flox build` in the checkout, in the double's store, which this process's
+    Nix then sees as a runner's sees /nix/store."""
+    store = store_environment(flox_env)
+    for key in ("NIX_STORE_DIR", "NIX_STATE_DIR", "NIX_LOG_DIR", "NIX_CONF_DIR", "NIX_REMOTE"):
+        monkeypatch.setenv(key, store[key])
+    subprocess.run(
+        ["flox", "build", PASSED], cwd=checkout, env=store, check=True, capture_output=True
+    )
+    link = checkout / f"result-{PASSED}"
+    built = str(link.readlink())
+    link.unlink()  # an untracked link would make the checkout dirty to flox publish
+    return built
+
+
+def _tested(results_dir: Path, store_path: str, nar_hash: str) -> None:
+    path = results.result_path(results_dir, PASSED)
+    record = results.load(path)
+    assert record.build is not None
+    output = Output(store_path=store_path, nar_hash=nar_hash, nar_size=1)
+    build = replace(record.build, store_path=store_path, outputs=(output,))
+    results.save(record.with_build(build), path)
+
+
+def _publish_detail(results_dir: Path) -> tuple[PublishStatus, str]:
+    record = results.load(results.result_path(results_dir, PASSED))
+    assert record.publish is not None
+    return record.publish.status, record.publish.detail
+
+
+def test_publish_is_refused_when_this_store_holds_other_bytes_than_the_tested(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    here = narinfo.one(built, dict(os.environ)).nar_hash
+    recorded = "sha256-" + "A" * 43 + "="
+    _tested(results_dir, built, recorded)
+    with pytest.raises(FailedError, match=rf"{PASSED} \(publish failed\)"):
+        _publish([PASSED], results_dir, checkout, org="acme")
+    status, detail = _publish_detail(results_dir)
+    assert status is PublishStatus.FAILED
+    assert f"has NAR hash {here} here, its build recorded {recorded}" in detail
+    assert _calls(flox_env) == []  # refused before flox publish ran
+
+
+def test_publish_is_refused_when_the_tested_path_is_not_here(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    tested = built.replace(Path(built).name[:32], "0" * 32)
+    _tested(results_dir, tested, narinfo.one(built, dict(os.environ)).nar_hash)
+    with pytest.raises(FailedError):
+        _publish([PASSED], results_dir, checkout, org="acme")
+    status, detail = _publish_detail(results_dir)
+    assert status is PublishStatus.FAILED and f"the tested {tested} is not in this" in detail
+    assert _calls(flox_env) == []
+
+
+def test_publish_fails_when_flox_uploaded_another_store_path(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tested path is here with its bytes, but the clean clone's build is another path:
+    seen where flox names what it uploads (on a terminal)."""
+    monkeypatch.setenv("FLOX_DOUBLE_TERMINAL", "1")
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    store = store_environment(flox_env)
+    other = checkout.parent / "other"
+    other.mkdir()
+    (other / "file").write_text("another build", encoding="utf-8")
+    tested = subprocess.run(
+        ["nix-store", "--add", str(other)], env=store, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    _tested(results_dir, tested, narinfo.one(tested, store).nar_hash)
+    with pytest.raises(FailedError):
+        _publish([PASSED], results_dir, checkout, org="acme")
+    status, detail = _publish_detail(results_dir)
+    assert status is PublishStatus.FAILED and f"uploaded {built}, not the tested {tested}" in detail
+    assert len(_calls(flox_env)) == 1
+
+
+def test_publish_of_the_tested_bytes_is_published(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash)
+    said = "\n".join(_publish([PASSED], results_dir, checkout, org="acme"))
+    # A CI job's stderr is a pipe: flox names no uploaded path, and the tested path being
+    # here with its recorded bytes is what binds the upload.
+    assert "Uploading" not in said and "flox named no uploaded path" in said
+    assert _publish_detail(results_dir)[0] is PublishStatus.PUBLISHED
+
+
+def test_publish_of_the_tested_bytes_named_by_flox_is_published(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLOX_DOUBLE_TERMINAL", "1")
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash)
+    said = _publish([PASSED], results_dir, checkout, org="acme")
+    assert f"  Uploading '{built}'" in said
+    assert _publish_detail(results_dir)[0] is PublishStatus.PUBLISHED

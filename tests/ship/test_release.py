@@ -25,6 +25,7 @@ from ci_tools.catalog import variants
 from ci_tools.catalog.model import Catalog
 from ci_tools.ship import release
 from ci_tools.ship.release import Outcome
+from tests import proven
 from tests.conftest import DATA, GOLDEN, REPO_ROOT
 
 RESULTS = DATA / "results-cuda-12_9"
@@ -89,6 +90,9 @@ def test_every_catalog_branch_makes_a_tag_git_accepts(catalog: Catalog) -> None:
 # --- outcomes -----------------------------------------------------------------------------
 
 
+AVX2_EXPECT = proven.repo_expect("cuda-12_9", "pytorch-python313-cpu-avx2")
+
+
 def _record(**changes: object) -> ResultRecord:
     base = ResultRecord(
         variant="pytorch-python313-cpu-avx2",
@@ -96,9 +100,7 @@ def _record(**changes: object) -> ResultRecord:
         branch="cuda-12_9",
         platform="x86_64-linux",
         build=BuildOutcome(status=Status.PASSED, seconds=1.0),
-        test=results.TestOutcome(
-            status=Status.PASSED, checks=(results.Check(name="cpu-mlp", status=Status.PASSED),)
-        ),
+        test=results.TestOutcome(status=Status.PASSED, checks=proven.ran(AVX2_EXPECT)),
     )
     return ResultRecord(**{**base.__dict__, **changes})  # type: ignore[arg-type]
 
@@ -129,7 +131,7 @@ def _record(**changes: object) -> ResultRecord:
     ],
 )
 def test_outcome_of(record: ResultRecord | None, outcome: Outcome) -> None:
-    assert release.outcome_of(record) is outcome
+    assert release.outcome_of(record, AVX2_EXPECT) is outcome
 
 
 # --- notes and summary --------------------------------------------------------------------
@@ -330,10 +332,11 @@ def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
         writes = {k for k, v in job["permissions"].items() if v == "write"}
         # The greens job publishes the run's green fingerprints (one check run) and nothing
         # else; the build jobs write nothing on GitHub; the selector page's deploy job deploys
-        # to Pages (tests/workflows/test_workflows.py).
+        # to Pages, the attest job signs (tests/workflows/test_workflows.py).
         allowed = {
             "release": {"contents"},
             "page-deploy": {"pages", "id-token"},
+            "attest": {"id-token", "attestations"},
             "greens": {"checks"},
         }
         assert writes <= allowed.get(name, set()), name

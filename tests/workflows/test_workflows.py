@@ -198,6 +198,10 @@ def test_least_privilege(path: Path) -> None:
             # (its README, "Security Considerations"), in the github-pages environment.
             assert writes == {"pages", "id-token"}, f"{path.name} job {job_id}: {writes}"
             assert job.get("environment", {}).get("name") == "github-pages"
+        elif path.name == "release.yml" and job_id == "attest":
+            # The one job that signs: actions/attest needs these two (its README, "Usage"),
+            # and holds nothing else (issue 29 item 4), not even `contents: read`.
+            assert permissions == {"id-token": "write", "attestations": "write"}, permissions
         elif path.name == "build-stack.yml" and job_id in ("build", "test"):
             # The legs on the self-hosted runners run the build's code: they write nothing on
             # GitHub (the build leg pushes to the binary cache, the test leg publishes to
@@ -312,14 +316,14 @@ def test_each_shard_runs_only_when_the_plan_filled_it() -> None:
 
 def test_gate_is_the_one_required_check() -> None:
     """`gate` needs the tests, the plan and every shard, runs unless the run was cancelled,
-    and fails on any of them failing; the README names it for branch protection."""
+    and fails on any of them failing; docs/workflows.md names it for branch protection."""
     ci = load(WORKFLOWS / "ci.yml")["jobs"]
     gate = ci["gate"]
     assert gate["if"] == "${{ !cancelled() }}"
     assert set(gate["needs"]) == {"test", "plan", *(f"build-{n}" for n in range(4))}
     assert "lint" not in gate["needs"], "linters must not gate"
     assert ci["lint"]["continue-on-error"] is True
-    assert "`gate`" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`gate`" in (REPO_ROOT / "docs" / "workflows.md").read_text(encoding="utf-8")
 
 
 def test_superseded_runs_of_pull_requests_only_are_cancelled() -> None:

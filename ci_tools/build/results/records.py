@@ -62,6 +62,16 @@ class CacheOutcome:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Output:
+    """One output of the build as the store holds it (`nix path-info --json`): the bytes
+    the test leg tests and publish uploads are the ones with this NAR hash."""
+
+    store_path: str
+    nar_hash: str  # SRI, sha256-<base64> (ci_tools/base/narinfo.py reads every form Nix prints)
+    nar_size: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class BuildOutcome:
     status: Status
     seconds: float
@@ -71,6 +81,10 @@ class BuildOutcome:
     attempts: int = 1
     started_at: str | None = None  # UTC, ISO 8601: when the first attempt began
     cache: CacheOutcome | None = None  # None: no cache configured, or not pushed yet
+    outputs: tuple[Output, ...] = ()  # empty: an older record, or Nix could not tell
+
+    def output(self, store_path: str) -> Output | None:
+        return next((o for o in self.outputs if o.store_path == store_path), None)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,6 +25,7 @@ from ci_tools.build.results.records import (
     Check,
     Figures,
     Library,
+    Output,
     PublishOutcome,
     PublishStatus,
     ResultRecord,
@@ -45,6 +46,11 @@ class _Bad(Exception):
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
+_NAR_HASH = re.compile(r"sha256-[A-Za-z0-9+/]{43}=")
+# The store folder is the runner's (NIX_STORE_DIR in tests); the entry is Nix's grammar.
+_STORE_PATH = re.compile(
+    r"(?:/[A-Za-z0-9._+-]+)+/[0-9a-df-np-sv-z]{32}-[A-Za-z0-9+\-_?=][A-Za-z0-9+\-._?=]{0,210}"
+)
 _BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]{0,199}")
 
 _RECORD_KEYS = frozenset(
@@ -173,8 +179,9 @@ def _status(data: Mapping[str, Any], key: str, prefix: str, allowed: Iterable[St
 
 _BUILD_KEYS = frozenset(
     {"status", "seconds", "store_path", "closure_bytes", "log_tail", "attempts", "started_at"}
-    | {"cache"}
+    | {"cache", "outputs"}
 )
+_OUTPUT_KEYS = frozenset({"store_path", "nar_hash", "nar_size"})
 _CACHE_KEYS = frozenset({"status", "url", "detail", "attempts"})
 _TEST_KEYS = frozenset({"status", "checks", "figures", "runner", "route"})
 _ROUTE_KEYS = frozenset({"scope", "reason"})
@@ -199,7 +206,29 @@ def _build(value: object) -> BuildOutcome | None:
         attempts=_count(data, "attempts", "build", default=1) or 0,
         started_at=_optional_text(data, "started_at", "build"),
         cache=_cache(data.get("cache")),
+        outputs=_outputs(data.get("outputs", [])),
     )
+
+
+def _outputs(value: object) -> tuple[Output, ...]:
+    # A tuple is what `to_json` (asdict) gives before the record is written as JSON.
+    if not isinstance(value, (list, tuple)):
+        raise _Bad("build.outputs", f"must be a list, not {_show(value)}")
+    found = []
+    for index, item in enumerate(value):
+        where = f"build.outputs[{index}]"
+        data = _object(item, where, _OUTPUT_KEYS)
+        nar_hash = _text(data, "nar_hash", where)
+        if not _NAR_HASH.fullmatch(nar_hash):
+            raise _Bad(f"{where}.nar_hash", f"{_show(nar_hash)} is not sha256-<base64> (SRI)")
+        size = _count(data, "nar_size", where, default=None)
+        if size is None:
+            raise _Bad(f"{where}.nar_size", "missing")
+        path = _text(data, "store_path", where)
+        if not _STORE_PATH.fullmatch(path):
+            raise _Bad(f"{where}.store_path", f"{_show(path)} is not an absolute store path")
+        found.append(Output(store_path=path, nar_hash=nar_hash, nar_size=size))
+    return tuple(found)
 
 
 def _cache(value: object) -> CacheOutcome | None:

@@ -126,4 +126,4 @@ def isa_fact(
     verdict = isa.prove(
         Path(lib_dir) / "libtorch_cpu.so", target, objdump=tools[0], nm=tools[1], env=env
     )
-    return {"ok": verdict.ok, "detail": verdict.detail}
+    return {"ok": verdict.ok, "cannot_tell": verdict.cannot_tell, "detail": verdict.detail}

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ci_tools.catalog.model import Kind, Platform
-from ci_tools.catalog.variants import Variant
+from ci_tools.catalog.model import Catalog, Kind, Platform
+from ci_tools.catalog.variants import Variant, expand
+
+if TYPE_CHECKING:
+    from ci_tools.build.results import ResultRecord
 
 # torch.backends.cpu.get_cpu_capability() values per platform, weakest first; names on one
 # level are equivalent ("NO AVX" is what x86 torch reports when it dispatches to DEFAULT).
@@ -109,3 +112,28 @@ def expectations_for(variant: Variant) -> Expectations:
         dependents=dependents,
         nms=variant.package.name == _NMS_PACKAGE,
     )
+
+
+# The catalog's expectations of the variant a record names (by its branch and name), for the
+# publish policy's judges; None where the catalog has no such variant.
+ExpectOf = Callable[["ResultRecord"], Expectations | None]
+
+
+def from_catalog(catalog: Catalog) -> ExpectOf:
+    """Each branch expanded once, when a record of it is first asked about."""
+    known: dict[str, dict[str, Expectations]] = {}
+
+    def of(record: ResultRecord) -> Expectations | None:
+        if record.branch not in catalog.branches:
+            return None
+        if record.branch not in known:
+            variants = expand(catalog, record.branch)
+            known[record.branch] = {v.name: expectations_for(v) for v in variants}
+        return known[record.branch].get(record.variant)
+
+    return of
+
+
+def of_variants(variants: Iterable[Variant]) -> ExpectOf:
+    known = {(v.branch.name, v.name): expectations_for(v) for v in variants}
+    return lambda record: known.get((record.branch, record.variant))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_tools.base import proc
-from ci_tools.build.smoke import isa_rules
+from ci_tools.build.smoke import evidence, isa_rules
 from ci_tools.catalog.model import Platform
 
 OBJDUMP_TIMEOUT = 1800.0
@@ -254,6 +254,9 @@ def disassemble(
 class Verdict:
     ok: bool
     detail: str
+    # The scan read too little of torch's own code to tell (`evidence.ISA_FLOOR`): not a
+    # failure of the build, and no proof of it either.
+    cannot_tell: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -273,9 +276,11 @@ def prove(
     nm: str,
     env: Mapping[str, str],
     select: Callable[[str], bool] | None = None,
+    floor: int = evidence.ISA_FLOOR,
 ) -> Verdict:
     """Present and nothing above (module docstring); the detail names the evidence.
-    `select` keeps only the functions whose name it accepts (a part of a library)."""
+    `select` keeps only the functions whose name it accepts (a part of a library, which
+    needs a `floor` of its own: fewer of torch's functions read than it cannot tell)."""
     fns = [f for f in functions(library, nm, env) if select is None or select(f[2])]
     if not fns:
         return Verdict(
@@ -284,7 +289,7 @@ def prove(
             "kernels its libraries select at run time",
         )
     allowed = isa_rules.with_implied(target.cpuinfo)
-    wanted = frozenset(f for f in target.cpuinfo if f in isa_rules.known_flags(target.platform))
+    wanted = evidence.proven_flags(target.platform, target.cpuinfo)
     findings = Findings()
     general = spans((a, b) for a, b, name in fns if isa_rules.is_general(name))
     errors = _scan(library, general, target, allowed, findings, None, objdump, env)
@@ -307,7 +312,7 @@ def prove(
                 break
     if errors:
         return Verdict(ok=False, detail="; ".join(dict.fromkeys(errors)))
-    return _judge(library, target, wanted, findings)
+    return _judge(library, target, wanted, findings, floor)
 
 
 def _scan(
@@ -342,7 +347,9 @@ def _search_order(fns: Sequence[tuple[int, int, str]], missing: frozenset[str]) 
     return [[first[i] for i in order], others]
 
 
-def _judge(library: Path, target: Target, wanted: frozenset[str], findings: Findings) -> Verdict:
+def _judge(
+    library: Path, target: Target, wanted: frozenset[str], findings: Findings, floor: int
+) -> Verdict:
     missing = sorted(wanted - findings.first.keys())
     general = len(findings.general)
     if missing:
@@ -361,11 +368,13 @@ def _judge(library: Path, target: Target, wanted: frozenset[str], findings: Find
             + (f", and {others} more instructions above {target.isa}" if others else "")
             + f" in torch's own code ({general} functions every CPU runs): SIGILL there",
         )
-    seen = ", ".join(
-        f"{flag} ({findings.first[flag].instruction.split()[0]})" for flag in sorted(wanted)
-    )
-    return Verdict(
-        ok=True,
-        detail=f"{library.name}: {seen} present; nothing above {target.isa} in torch's own "
-        f"code ({general} functions every CPU runs), as objdump reads it",
-    )
+    if general < floor:
+        return Verdict(
+            ok=False,
+            cannot_tell=True,
+            detail=f"{library.name}: cannot tell: only {general} of torch's own functions "
+            f"found (fewer than {floor}), so that no instruction above "
+            f"{target.isa} among them proves nothing",
+        )
+    seen = {flag: findings.first[flag].instruction for flag in wanted}
+    return Verdict(ok=True, detail=evidence.isa_proven(library.name, seen, target.isa, general))

@@ -163,6 +163,18 @@ def preflight(python: str, env: Mapping[str, str]) -> Interpreter:
     )
 
 
+def check_python(interpreter: Interpreter, want: str, variant: str) -> None:
+    """A named interpreter of another Python than the variant's tests nothing of the build:
+    its torch is not the build's (a python313 build cannot load into 3.11). Bad input."""
+    have = ".".join(interpreter.python.split(".")[:2])
+    if have != want:
+        raise InputError(
+            f"--python {interpreter.path} is Python {interpreter.python}, but {variant} is "
+            f"built for Python {want}: name a Python {want} interpreter that has the build on "
+            f"its path, or test the build itself (--result DIR, default ./result-{variant})"
+        )
+
+
 def _byte_count(value: object) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
@@ -213,14 +225,18 @@ def smoke_test(
     env: Mapping[str, str],
     import_runs: int = IMPORT_RUNS,
     static: bool = False,
+    python_version: str | None = None,
 ) -> SmokeRun:
     """Run the checks this host can run; with `static`, or where the host must not run the
-    build's code, only the proofs read from its files (`static_run`)."""
+    build's code, only the proofs read from its files (`static_run`). `python_version`
+    ("3.13"): the Python a named interpreter must be, the variant's."""
     if host_platform != expect.platform:
         reason = host_guard(expect, host_platform, host_flags)
         assert reason is not None
         return SmokeRun(checks=skip_all(expect, reason), interpreter=None)
     interpreter = preflight(python, env)
+    if python_version is not None:
+        check_python(interpreter, python_version, expect.variant)
     reason = STATIC_REASON if static else host_guard(expect, host_platform, host_flags)
     if reason is not None:
         return static_run(expect, interpreter, env, reason)

@@ -1,5 +1,5 @@
 """The stand-in actions of the act scenarios: checkout, setup-python, upload-artifact,
-download-artifact and deploy-pages (upload-pages-artifact is the real action's own steps over
+download-artifact, deploy-pages and attest (upload-pages-artifact is the real action's own steps over
 the upload-artifact stand-in), doing what the workflows rely on, offline, against folders the
 test owns.
 
@@ -31,11 +31,18 @@ Rules modelled, with their sources:
   site is unpacked into ACT_PAGES and `page_url` is https://OWNER.github.io/REPO/. Not modelled:
   the OIDC token (act mints none): tests/workflows/test_workflows.py checks statically that the
   deploying job asks for `pages: write` and `id-token: write` and nothing else.
+* attest (actions/attest v4.2.2, action.yml and README "Identify Subjects with Checksums File",
+  "Subject Limits"): at most one subject input; `sbom-path` not with a predicate; a checksums
+  file of `<hex>  <name>` lines, 1 to 1,024 subjects. Beyond the action: the subjects are
+  every variant the fake FloxHub holds (FLOX_DOUBLE_STATE), and only those. Not modelled:
+  signing (no OIDC token under act); tests/workflows/test_attest_job.py checks the job's
+  permissions statically.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -248,7 +255,44 @@ def deploy_pages() -> None:
     print(f"Deployed {files[0].name} of {name} to {url} ({site})")
 
 
+# `<hex digest>  <name>` (or ` *<name>`): the shasum format (actions/attest v4.2.2 README,
+# "Identify Subjects with Checksums File": SHA256 or SHA512, hex).
+_CHECKSUM_LINE = re.compile(r"([0-9a-f]{64}|[0-9a-f]{128}) [ *](\S.*)")
+MAX_SUBJECTS = 1024  # actions/attest README "Subject Limits"
+
+
+def attest() -> None:
+    subjects = [inp(n) for n in ("SUBJECT_PATH", "SUBJECT_DIGEST", "SUBJECT_CHECKSUMS")]
+    if sum(bool(s) for s in subjects) > 1:
+        fail('attest: at most one of "subject-path", "subject-digest", "subject-checksums"')
+    predicates = [inp(n) for n in ("SBOM_PATH", "PREDICATE_TYPE", "PREDICATE", "PREDICATE_PATH")]
+    if predicates[0] and any(predicates[1:]):
+        fail('attest: "sbom-path" cannot be used together with a predicate input')
+    path = Path(inp("SUBJECT_CHECKSUMS"))
+    if not inp("SUBJECT_CHECKSUMS") or not path.is_file():
+        fail(f"attest stand-in: the workflow attests by subject-checksums; {path} is no file")
+    names: list[str] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        found = _CHECKSUM_LINE.fullmatch(line)
+        if found is None:
+            fail(f"attest: {path}:{number}: not `<sha256 hex>  <name>`: {line[:100]!r}")
+        names.append(found.group(2))
+    if not names or len(names) > MAX_SUBJECTS or len(set(names)) != len(names):
+        fail(f"attest: {len(names)} subjects ({len(set(names))} names): 1 to {MAX_SUBJECTS}")
+    # What flox publish published: the fake FloxHub's packages (tests/doubles/flox hub.py).
+    hub = Path(os.environ["FLOX_DOUBLE_STATE"]) / "floxhub.json"
+    state = json.loads(hub.read_text(encoding="utf-8")) if hub.exists() else {}
+    published = {name for packages in state.values() for name in packages}
+    if set(names) != published:
+        fail(f"attest: subjects {sorted(names)} are not the published {sorted(published)}")
+    for line in path.read_text(encoding="utf-8").splitlines():
+        print(f"attest stand-in: subject {line}")
+    with Path(os.environ["GITHUB_OUTPUT"]).open("a", encoding="utf-8") as handle:
+        handle.write(f"attestation-id={len(names)}\n")
+
+
 ACTIONS = {
+    "attest": attest,
     "checkout": checkout,
     "setup-python": setup_python,
     "upload-artifact": upload_artifact,

@@ -4,14 +4,18 @@ uses, with state the tests read.
 Endpoints and shapes follow GitHub's REST reference ("Releases", "Release assets", "Commit
 statuses") and the JSON PyGithub's own replay data records (tests/data/github-*.json here):
 * GET  /repos/{o}/{r}                              the repository (PyGithub's get_repo)
-* GET  /repos/{o}/{r}/releases                     list, newest first
+* GET  /repos/{o}/{r}/releases                     list, newest first; drafts only for a token
+  that may write contents ("List releases")
 * GET  /repos/{o}/{r}/releases/tags/{tag}          one release, 404 when none
 * POST /repos/{o}/{r}/releases                     create; 422 `already_exists` on a taken tag
 * PATCH /repos/{o}/{r}/releases/{id}               update
 * GET  /repos/{o}/{r}/releases/{id}/assets         list assets
 * POST /uploads/repos/{o}/{r}/releases/{id}/assets?name=N   upload (the release's upload_url
   points here); 422 `already_exists` on a taken name, as GitHub answers
-* GET  /repos/{o}/{r}/releases/assets/{id}         download with Accept: application/octet-stream
+* GET  /repos/{o}/{r}/releases/assets/{id}         the asset's JSON; with Accept:
+  application/octet-stream a 302 to its content at /storage/assets/{id} ("Get a release
+  asset": "redirect the client to the location, or stream it directly"; the location is a
+  signed URL of another host, read without the token)
 * DELETE /repos/{o}/{r}/releases/assets/{id}       204
 * POST /repos/{o}/{r}/statuses/{sha}               create a status; state must be one of
   error, failure, pending, success (422 otherwise); sha must be 40 hex (422)
@@ -272,29 +276,36 @@ class GitHubDouble:
             self.reply(req, 413, {"message": "Payload Too Large"})
             return
         body = req.rfile.read(length) if length else b""
+        headers: dict[str, str] = {}
         with self.lock:
             self.state.requests.append((method, parts.path))
             token = (req.headers.get("Authorization") or "").split(" ")[-1]
-            if not token or token in self.state.revoked:
+            stored = re.fullmatch(r"/storage/assets/(\d+)", parts.path)
+            if method == "GET" and stored:
+                # The signed location an asset download redirects to: no token asked.
+                status, payload = self.stored(int(stored.group(1)))
+            elif not token or token in self.state.revoked:
                 message = "Bad credentials" if token else "Requires authentication"
-                self.reply(req, 401, {"message": message})
-                return
-            limited = self.limits.admit(method, parts.path) if self.limits else None
-            headers = limited.headers if limited else {}
-            if limited is not None and limited.status:
-                self.reply(req, limited.status, limited.payload, headers)
-                return
-            try:
-                who = self.identity(token)
-                if method != "GET" and not self.may_write(parts.path, who):
-                    status, payload = NOT_ACCESSIBLE
+                status, payload = 401, {"message": message}
+            else:
+                limited = self.limits.admit(method, parts.path) if self.limits else None
+                headers = limited.headers if limited else {}
+                if limited is not None and limited.status:
+                    status, payload = limited.status, limited.payload
                 else:
-                    status, payload = self.route(
-                        method, parts.path, parse_qs(parts.query), body, req, who
-                    )
-            except (ValueError, KeyError):
-                status, payload = 400, {"message": "Problems parsing JSON"}
+                    status, payload = self.answer(req, method, parts, body, token)
         self.reply(req, status, payload, headers)
+
+    def answer(
+        self, req: BaseHTTPRequestHandler, method: str, parts: Any, body: bytes, token: str
+    ) -> tuple[int, Any]:
+        try:
+            who = self.identity(token)
+            if method != "GET" and not self.may_write(parts.path, who):
+                return NOT_ACCESSIBLE
+            return self.route(method, parts.path, parse_qs(parts.query), body, req, who)
+        except (ValueError, KeyError):
+            return 400, {"message": "Problems parsing JSON"}
 
     def reply(
         self,
@@ -305,6 +316,8 @@ class GitHubDouble:
     ) -> None:
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         req.send_response(status)
+        if status == 302:
+            req.send_header("Location", payload["location"])
         ctype = "application/octet-stream" if isinstance(payload, bytes) else "application/json"
         req.send_header("Content-Type", ctype)
         req.send_header("Content-Length", str(len(raw)))
@@ -361,7 +374,7 @@ class GitHubDouble:
             release = self.release(rest.removeprefix("/releases/tags/"))
             return (200, release) if release else not_found
         if m := re.fullmatch(r"/releases/assets/(\d+)", rest):
-            return self.asset(method, int(m.group(1)))
+            return self.asset(method, int(m.group(1)), req)
         if m := re.fullmatch(r"/releases/(\d+)(/assets)?", rest):
             release = next((r for r in self.state.releases if r["id"] == int(m.group(1))), None)
             if release is None:
@@ -390,7 +403,12 @@ class GitHubDouble:
         if (m := re.fullmatch(r"/commits/([^/]+)/statuses", rest)) and method == "GET":
             return 200, self.page(list(reversed(self.state.statuses.get(m.group(1), []))), query)
         if rest == "/releases" and method == "GET":
-            return 200, self.page(list(reversed(self.state.releases)), query)
+            # "List releases": "Only users with push access will receive listings for draft
+            # releases."
+            shown = [
+                r for r in self.state.releases if who.may("contents", "write") or not r["draft"]
+            ]
+            return 200, self.page(list(reversed(shown)), query)
         return not_found
 
     @staticmethod
@@ -473,7 +491,7 @@ class GitHubDouble:
         self.state.assets[aid] = body
         return 201, asset
 
-    def asset(self, method: str, aid: int) -> tuple[int, Any]:
+    def asset(self, method: str, aid: int, req: BaseHTTPRequestHandler) -> tuple[int, Any]:
         for release in self.state.releases:
             for asset in release["assets"]:
                 if asset["id"] == aid:
@@ -481,8 +499,18 @@ class GitHubDouble:
                         release["assets"].remove(asset)
                         del self.state.assets[aid]
                         return 204, b""
+                    if method == "GET" and req.headers.get("Accept") == "application/octet-stream":
+                        # Where the content is, on the host the client reached (act's
+                        # containers reach the double by another address than the tests).
+                        host = req.headers.get("Host") or urlsplit(self.url).netloc
+                        return 302, {"location": f"http://{host}/storage/assets/{aid}"}
                     if method == "GET":
-                        return 200, self.state.assets[aid]
+                        return 200, asset
+        return 404, {"message": "Not Found"}
+
+    def stored(self, aid: int) -> tuple[int, Any]:
+        if aid in self.state.assets:
+            return 200, self.state.assets[aid]
         return 404, {"message": "Not Found"}
 
     def create_status(self, sha: str, data: dict[str, Any], who: Identity) -> tuple[int, Any]:

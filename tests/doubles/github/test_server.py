@@ -188,3 +188,46 @@ def test_a_release_body_over_125000_characters_is_refused() -> None:
         made = call_as(double, "t", "POST", f"{REPO}/releases", {"tag_name": "t", "body": "ok"})[1]
         assert call_as(double, "t", "PATCH", f"{REPO}/releases/{made['id']}", long)[0] == 422
         assert double.release("t")["body"] == "ok"
+
+
+def test_an_asset_is_its_json_or_with_octet_stream_a_redirect_to_its_content() -> None:
+    """GitHub's "Get a release asset": JSON by default; with Accept: application/octet-stream
+    the API "will either redirect the client to the location, or stream it directly"."""
+    import http.client
+
+    with GitHubDouble() as double:
+        status, made = call(double, "POST", f"{REPO}/releases", {"tag_name": "main-0123456789ab"})
+        assert status == 201
+        upload = urllib.request.Request(
+            f"{double.url}/uploads{REPO}/releases/{made['id']}/assets?name=r.json",
+            data=b"[1]",
+            method="POST",
+            headers={"Authorization": "token t", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(upload, timeout=10) as answer:
+            asset = json.loads(answer.read())
+        status, meta = call(double, "GET", f"{REPO}/releases/assets/{asset['id']}")
+        assert status == 200 and meta["name"] == "r.json" and meta["size"] == 3
+        host = double.url.removeprefix("http://")
+        connection = http.client.HTTPConnection(host, timeout=10)
+        connection.request(
+            "GET",
+            f"{REPO}/releases/assets/{asset['id']}",
+            headers={"Authorization": "token t", "Accept": "application/octet-stream"},
+        )
+        answer = connection.getresponse()
+        answer.read()
+        assert answer.status == 302
+        location = answer.getheader("Location") or ""
+        connection.request("GET", location.removeprefix(f"http://{host}"))  # no token: signed
+        content = connection.getresponse()
+        assert (content.status, content.read()) == (200, b"[1]")
+        connection.close()
+
+
+def test_drafts_are_listed_only_to_a_token_that_may_push() -> None:
+    with GitHubDouble() as double:
+        double.grant("ro", permissions=READ_ONLY)
+        call(double, "POST", f"{REPO}/releases", {"tag_name": "main-0123456789ab", "draft": True})
+        assert len(call(double, "GET", f"{REPO}/releases")[1]) == 1
+        assert call_as(double, "ro", "GET", f"{REPO}/releases") == (200, [])

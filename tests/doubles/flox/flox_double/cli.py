@@ -242,6 +242,13 @@ def _publish(args: list[str], environ: dict[str, str], cwd: Path) -> int:
         except nixstore.BuildFailed as exc:
             sys.stderr.write(exc.output)
             raise FloxError(f"build of package(s) failed ({target.name})") from None
+        # providers/publish.rs `upload_store_path`: each output is uploaded under the
+        # progress span "Uploading '<store path>'", which flox draws only on a terminal
+        # (logger.rs filters `progress` fields out of its plain log lines). The path is what
+        # this clean clone built. FLOX_DOUBLE_TERMINAL=1 stands for a terminal on stderr.
+        uploaded = str((Path(scratch) / f"result-{target.name}").readlink())
+        if sys.stderr.isatty() or environ.get("FLOX_DOUBLE_TERMINAL") == "1":
+            sys.stderr.write(f"Uploading '{uploaded}'\n")
         if faults.active(planned.get(target.name), environ, "publish", target.name):
             sys.stderr.write(faults.upload_error(org))
             return 1

@@ -259,8 +259,9 @@
     data.workloads.forEach(function (w) { option(wl, w.id, w.label); });
     wl.value = st.workload;
     el("flags").value = st.flags ? st.flags.join(" ") : "";
+    el("cc").value = st.gpu === "none" ? "" : capability(st);
     el("driver").value = st.driver || "";
-    gpu.disabled = el("driver").disabled = el("cpu").disabled = el("flags").disabled = isDarwin(st);
+    gpu.disabled = el("cc").disabled = el("driver").disabled = el("cpu").disabled = el("flags").disabled = isDarwin(st);
   }
 
   function fillCpu(st) {
@@ -323,10 +324,14 @@
   function variantBlock(v, answer) {
     var box = node("div");
     var list = node("dl");
-    describe(list, "Versions", Object.keys(v.versions).map(function (k) { return k + " " + v.versions[k]; }).join(", ") + ", Python " + v.python);
+    // A fact the repository does not state is null: said in words, never "null" or ">= 0".
+    describe(list, "Versions", Object.keys(v.versions).map(function (k) { return k + " " + (v.versions[k] === null ? "version unknown" : v.versions[k]); }).join(", ") + ", Python " + v.python);
     describe(list, "CUDA", v.cuda || "none (CPU or Apple Metal)");
+    var yours = answer.driver ? " (yours: " + answer.driver + ")" : " \u2014 check with nvidia-smi";
     if (v.min_driver !== null) {
-      describe(list, "NVIDIA driver", ">= " + v.min_driver + (answer.driver ? " (yours: " + answer.driver + ")" : " \u2014 check with nvidia-smi"));
+      describe(list, "NVIDIA driver", ">= " + v.min_driver + yours);
+    } else if (v.cuda) {
+      describe(list, "NVIDIA driver", "one for CUDA " + v.cuda + "; its least version unknown" + yours);
     }
     var record = data.records[v.branch + "/" + v.package];
     if (record) {
@@ -339,11 +344,34 @@
     }
     box.appendChild(list);
     box.appendChild(node("h3", "Install"));
-    box.appendChild(commands(v.installs, "install"));
+    installBlock(box, v);
     box.appendChild(node("h3", "Check it"));
     box.appendChild(commands([v.verify], "verify"));
     box.appendChild(node("p", "It prints: " + v.expect, "expect"));
     return box;
+  }
+
+  // With release records, only what a release published gets an install line: another would
+  // fail. The rest say so and name the nearest published build (published.py chose it).
+  function isPublished(branchName, name) {
+    var record = own(data.records, branchName + "/" + name);
+    return Boolean(record && record.org);
+  }
+
+  function installBlock(box, v) {
+    var pub = data.publication;
+    if (!pub) { box.appendChild(commands(v.installs, "install")); return; }
+    // Each line names the org the release published it to.
+    var lines = v.installs.map(function (line) { return line.split("/").pop(); })
+      .filter(function (name) { return isPublished(v.branch, name); })
+      .map(function (name) { return "flox install " + own(data.records, v.branch + "/" + name).org + "/" + name; });
+    if (isPublished(v.branch, v.package)) { box.appendChild(commands(lines, "install")); return; }
+    box.appendChild(node("p", "Not published yet: no release of " + v.branch + " has published " + v.package + ".", "unpublished"));
+    var near = own(pub.nearest, v.branch + "/" + v.package);
+    if (!near) { box.appendChild(node("p", "No build near it is published yet.", "unpublished")); return; }
+    var parts = near.split("/"), nearBranch = parts[0], nearName = parts.slice(1).join("/");
+    box.appendChild(node("p", "The nearest published build (the same GPU target, an instruction set no higher): " + nearName + " (" + nearBranch + "):", "nearest-published"));
+    box.appendChild(commands(["flox install " + own(data.records, near).org + "/" + nearName], "install"));
   }
 
   function show(answer) {
@@ -364,7 +392,7 @@
         out.appendChild(variantBlock(best, answer));
       } else if (rec.fallback) {
         out.appendChild(node("p", "Nothing on any branch uses this GPU here. The CPU-only build runs without it:"));
-        out.appendChild(commands(rec.fallback.installs, "install"));
+        installBlock(out, rec.fallback);
       } else {
         out.appendChild(node("p", "No build of any branch fits this machine."));
       }
@@ -414,6 +442,11 @@
     el("flags").addEventListener("change", function () {
       messages = []; var st = readForm(); var text = el("flags").value.trim();
       if (text) { readCpu(st, null, text); } else { st.flags = null; st.cpu = defaultCpu(st.machine); }
+      update(st);
+    });
+    el("cc").addEventListener("change", function () {
+      messages = []; var st = readForm(); var text = el("cc").value.trim();
+      readGpu(st, null, text === "" ? "none" : text);
       update(st);
     });
     el("driver").addEventListener("change", function () {

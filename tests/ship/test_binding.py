@@ -1,0 +1,43 @@
+"""What flox publish uploaded against what was tested (issue 29 item 2), the judgement alone."""
+
+from __future__ import annotations
+
+from ci_tools.build.results import BuildOutcome, Output, ResultRecord, Status
+from ci_tools.ship import binding
+
+PATH = "/nix/store/mz8933sqf5hshfwxx58gb7152asdp4y6-pytorch-python313-cpu-avx2-2.9.1"
+HASH = "sha256-/HGClOh0WbqW+4FonkXSTUnqA1WYVM12RYHshoFkrW4="
+OTHER = "sha256-" + "B" * 43 + "="
+
+
+def _record(outputs: tuple[Output, ...]) -> ResultRecord:
+    build = BuildOutcome(status=Status.PASSED, seconds=1.0, store_path=PATH, outputs=outputs)
+    return ResultRecord(
+        variant="v", package="pytorch", branch="main", platform="x86_64-linux", build=build
+    )
+
+
+TESTED = _record((Output(store_path=PATH, nar_hash=HASH, nar_size=1),))
+
+
+def test_the_uploaded_paths_are_read_from_flox_output() -> None:
+    lines = ["  Building v", f"  Uploading '{PATH}'", f"  Uploading '{PATH}'", "  done"]
+    assert binding.uploaded_paths(lines) == (PATH,)
+
+
+def test_the_tested_bytes_pass_and_others_fail() -> None:
+    assert binding.refusal(TESTED, (PATH,), lambda _p: HASH) is None
+    why = binding.refusal(TESTED, (PATH,), lambda _p: OTHER)
+    assert why is not None and "a rebuild gave other bytes" in why
+    # flox names no path in piped output: the tested bytes must still be here as tested.
+    assert binding.refusal(TESTED, (), lambda _p: HASH) is None
+    assert "not in this runner's store" in str(binding.refusal(TESTED, (), lambda _p: None))
+    assert "its build recorded" in str(binding.refusal(TESTED, (), lambda _p: OTHER))
+    assert binding.before_upload(TESTED, lambda _p: HASH) is None
+    assert "not in this runner's store" in str(binding.before_upload(TESTED, lambda _p: None))
+
+
+def test_a_record_without_nar_hashes_is_not_judged() -> None:
+    unbound = _record(())
+    assert binding.refusal(unbound, (), lambda _p: None) is None
+    assert binding.before_upload(unbound, lambda _p: None) is None
