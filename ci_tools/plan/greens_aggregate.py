@@ -39,7 +39,7 @@ from ci_tools.base.github_answers import text_or_none
 if TYPE_CHECKING:
     from ci_tools.base.github_api import Api
 
-CHECK_NAME = "ci-tools greens"
+CHECK_NAME = "ci-tools/greens"
 DIGEST_CHARS = 32
 TEXT_LIMIT = 65_535
 PER_CHECK_RUN = TEXT_LIMIT // (DIGEST_CHARS + 1)
