@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 POLICY = RetryPolicy(attempts=3, total_seconds=900.0, initial_seconds=2.0, max_seconds=20.0)
 WRITE_INTERVAL_SECONDS = 1.0
 ARTIFACT_PREFIX = "results-"
+UNPROVEN = "not proven: "
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +97,8 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     root: Path = args.results_root
     if not root.is_dir():
         raise InputError(f"--results-root {root}: no such folder (create it, even empty)")
+    if args.record is not None:
+        return _record(args, env, entries, root)
     commit = _green.commit(args.commit, env)
     read_only = ghevent.read_only_reason(env)
     if read_only is not None:
@@ -115,6 +118,31 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         f"ci-tools: mark-green: {marked} of the shard's {len(entries)} stacks recorded green "
         f"at {commit[:12]}"
     )
+    return 0
+
+
+def _record(
+    args: argparse.Namespace, env: Mapping[str, str], entries: Sequence[ShardEntry], root: Path
+) -> int:
+    """Write each proven entry's green for the run's publishing job (no request)."""
+    from ci_tools.commands import _green_publish
+
+    recorded = 0
+    for verdict in judge(args, env, entries, root):
+        if verdict.why_not is not None:
+            _notice(verdict.entry, verdict.why_not, env)
+            if verdict.why_not.startswith(_green_publish.UNPROVEN) and verdict.entry.fingerprint:
+                # Its legs passed (the job runs only then) and proved nothing this fleet
+                # checks: recorded, so the next plan does not build it in vain.
+                _green_publish.record(
+                    args.record, verdict.entry.name, verdict.entry.fingerprint, unprovable=True
+                )
+            continue
+        assert verdict.entry.fingerprint is not None  # proven entries have one
+        _green_publish.record(args.record, verdict.entry.name, verdict.entry.fingerprint)
+        recorded += 1
+        print(f"ci-tools: {statuses.context(verdict.entry.name)} proven: recorded for publishing")
+    print(f"ci-tools: mark-green: {recorded} of {len(entries)} stacks proven")
     return 0
 
 
@@ -183,7 +211,7 @@ def _why_not(
         missing = _green.unproven(folder, entry.packages, scope, head, expected)
     except InputError as exc:
         return f"no records to prove it: {exc}"
-    return "not proven: " + "; ".join(missing) if missing else None
+    return UNPROVEN + "; ".join(missing) if missing else None
 
 
 def _branch(args: argparse.Namespace, entries: Sequence[ShardEntry]) -> str:

@@ -28,7 +28,13 @@ limit's reset: nothing waits an hour for GITHUB_TOKEN's 1,000 requests an hour.
 The shard form marks each entry of a shard that its records prove, in one process
 (`_green_shard`); what it cannot mark is a notice, never a failure:
 
-    ci-tools mark-green --shard FILE --results-root DIR [--commit SHA]
+    ci-tools mark-green --shard FILE --results-root DIR [--commit SHA] [--record OUT]
+
+With `--record OUT` it writes each proven entry's green to OUT/<stack>.green instead of a
+commit status (no request), and the run's last job publishes them all in aggregate, one check
+run per 1,985 stacks, within GitHub's API limits at any size (`_green_publish`):
+
+    ci-tools mark-green --publish DIR --planned FILE [--planned FILE ...] [--commit SHA]
 """
 
 from __future__ import annotations
@@ -86,6 +92,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --shard: the records of each entry in DIR/results-<entry name>/ (the "
         "run's results-* artifacts, downloaded one folder each)",
     )
+    _aggregate_options(parser)
     parser.add_argument(
         "--commit",
         metavar="SHA",
@@ -97,9 +104,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
     _planning.add_runners_option(parser)
 
 
+def _aggregate_options(parser: argparse.ArgumentParser) -> None:
+    """The aggregate greens' forms (`_green_publish`)."""
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="OUT",
+        help="with --shard: write each proven entry's green to OUT/<stack>.green for "
+        "--publish, instead of a commit status",
+    )
+    parser.add_argument(
+        "--publish",
+        type=Path,
+        metavar="DIR",
+        help="publish the *.green files under DIR (the run's green-* artifacts) in aggregate: "
+        "one check run per 1,985 stacks; each must be planned with its fingerprint (--planned)",
+    )
+    parser.add_argument(
+        "--planned",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="with --publish: one of the plan's matrices (repeatable)",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     env = os.environ
     _check_form(args)
+    if args.publish is not None:
+        from ci_tools.commands import _green_publish
+
+        return _green_publish.run(args, env)
     if args.shard is not None:
         from ci_tools.commands import _green_shard
 
@@ -156,6 +193,15 @@ def _require_proof(
 def _check_form(args: argparse.Namespace) -> None:
     """One stack (--stack, --fingerprint, --results) or one shard (--shard, --results-root)."""
     one = {"--stack": args.stack, "--fingerprint": args.fingerprint, "--results": args.results}
+    if args.publish is not None:
+        extra = [n for n, v in {**one, "--shard": args.shard, "--record": args.record}.items() if v]
+        if extra or args.packages:
+            raise InputError(f"--publish takes --planned and --commit only: leave out {extra}")
+        return
+    if args.planned:
+        raise InputError("--planned goes with --publish DIR")
+    if args.record is not None and args.shard is None:
+        raise InputError("--record OUT goes with --shard FILE")
     if args.shard is not None:
         given = [name for name, value in one.items() if value is not None]
         if args.packages:

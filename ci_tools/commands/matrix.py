@@ -221,6 +221,7 @@ def _scheduled(
         max_api_calls=args.max_api_calls,
         kind=FingerprintKind(args.fingerprint_kind) if args.fingerprint_kind else None,
         trusted=tuple(args.trusted_creator),
+        inventory=_inventory_digest(args, checkout),
     )
     stacks = {e.name: e.packages for e in planned}
     done = schedule_stacks(
@@ -281,6 +282,15 @@ def _fit(entries: list[Entry], args: argparse.Namespace, env: Mapping[str, str])
             env,
         )
     return entries[:kept]
+
+
+def _inventory_digest(args: argparse.Namespace, checkout: Checkout) -> str:
+    """What identifies the fleet for unprovable records: runners.yaml's bytes."""
+    from ci_tools.catalog import layout
+    from ci_tools.plan import greens_aggregate
+
+    path = args.runners if args.runners is not None else checkout.root / layout.RUNNERS
+    return greens_aggregate.inventory_digest(path)
 
 
 def _say_shards(count: int, shards: int, env: Mapping[str, str]) -> None:

@@ -34,7 +34,7 @@ DEFAULT_MAX_SHARDS = 4
 # encoding" (docs: "Passing information between jobs"). The matrices' share of the plan job's
 # outputs, in UTF-16 bytes; the rest (count, shards, flags) stays far below the difference.
 MATRIX_OUTPUT_BUDGET = 900_000
-# build-stack's mark-green job hands its shard to ci-tools through one environment variable,
+# The workflows' greens job hands each shard to ci-tools through one environment variable,
 # and Linux refuses to start a program with an environment string ("NAME=value") over
 # MAX_ARG_STRLEN, 32 pages of 4 KiB (execve(2), "Limits on size of arguments and
 # environment"): each shard's JSON stays under it, with room for the name.

@@ -39,6 +39,9 @@ class Schedule:
     max_api_calls: int
     kind: FingerprintKind | None = None  # None: Nix's parse where Nix is installed
     trusted: tuple[str, ...] = ()  # creators whose statuses count; empty: the default
+    # runners.yaml's digest (greens_aggregate.inventory_digest): a stack recorded as not
+    # provable on the fleet of this inventory, at its current inputs, is not built again.
+    inventory: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +154,7 @@ def _green(
             kind=head.kind,
             trusted=schedule.trusted or statuses.DEFAULT_TRUSTED,
             max_calls=schedule.max_api_calls,
+            inventory=schedule.inventory,
         )
     except CiToolsError as exc:
         ghoutput.warning(
@@ -160,7 +164,16 @@ def _green(
         return None
     _say_ignored(lookup, head.kind, schedule.trusted or statuses.DEFAULT_TRUSTED, env)
     _say_found(lookup, len(head.by_stack), schedule.max_api_calls, env)
-    return lookup.green
+    if lookup.unprovable:
+        names = sorted(lookup.unprovable)
+        shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+        ghoutput.notice(
+            f"--until-green: {len(names)} stacks not built again: an earlier run built them at "
+            "these inputs and this fleet (runners.yaml) could prove none of their checks; a "
+            f"change of their inputs or of runners.yaml builds them again: {shown}",
+            env,
+        )
+    return lookup.green | lookup.unprovable
 
 
 def _say_found(

@@ -10,6 +10,10 @@ current fingerprint no trusted status records. So a failed, cancelled or skipped
 scheduled on every push until it is green; a docs-only push, or a revert to a state already
 green, schedules nothing; the statuses show per stack on each commit in GitHub's UI.
 
+A run's greens are also recorded in aggregate, one check run for up to 1,985 stacks
+(`greens_aggregate`, within GitHub's API limits at any size): each commit's is read first,
+one request, and its statuses only for the stacks still unanswered.
+
 Which commits are read, newest first, until every stack is answered:
 * the commits HEAD reaches (read from the local clone, no request), through every parent: a
   pull request's merge commit, or a merge commit that merged one, reaches its commits;
@@ -43,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ci_tools.base.github_answers import PER_PAGE, read_page, text_or_none
-from ci_tools.plan import kinds
+from ci_tools.plan import greens_aggregate, kinds
 from ci_tools.plan.kinds import FingerprintKind
 from ci_tools.plan.status_defaults import DEFAULT_COMMITS as DEFAULT_COMMITS
 from ci_tools.plan.status_defaults import DEFAULT_MAX_CALLS as DEFAULT_MAX_CALLS
@@ -90,6 +94,8 @@ class Lookup:
     untrusted: Mapping[str, int] = field(default_factory=dict)  # creator -> statuses
     other_kind: Mapping[str, int] = field(default_factory=dict)  # kind ("none") -> statuses
     pulls_refused: str | None = None  # why pull requests were not read, when they were not
+    # Stacks recorded as not provable on this fleet at their inputs and this inventory.
+    unprovable: frozenset[str] = frozenset()
 
 
 class _Budget(Exception):
@@ -111,6 +117,7 @@ class _Reader:
         kind: FingerprintKind,
         trusted: frozenset[str],
         max_calls: int,
+        inventory: str | None = None,
     ) -> None:
         self.api = api
         self.pending = dict(wanted)
@@ -120,6 +127,9 @@ class _Reader:
         self.calls = 0
         self.exhausted = False
         self.pulls_refused: str | None = None  # why GitHub would not list pull requests
+        self.checks_refused = False  # GitHub would not list check runs
+        self.inventory = inventory  # runners.yaml's digest: unprovable records of it count
+        self.unprovable: set[str] = set()
         self.seen: set[str] = set()
         self.untrusted: Counter[str] = Counter()
         self.other_kind: Counter[str] = Counter()
@@ -143,9 +153,11 @@ class _Reader:
             raise _Refused(f"GitHub refused to {what}: {answer}") from None
 
     def read_commit(self, sha: str) -> None:
-        """Every page of `sha`'s statuses, unless read before."""
+        """`sha`'s aggregate greens (one request), then every page of its statuses while a
+        stack is still unanswered, unless read before."""
         if sha in self.seen:
             return
+        self.read_aggregate(sha)
         listing = self.api.repository.get_commit(sha).get_statuses()  # lazy: no request
         page = 0
         while self.pending:
@@ -159,6 +171,36 @@ class _Reader:
                 break
             page += 1
         self.seen.add(sha)
+
+    def read_aggregate(self, sha: str) -> None:
+        """The check runs in which a run recorded its greens (`greens_aggregate`): one
+        request, the first page. Where GitHub refuses to list check runs (the job lacks
+        `checks: read`) none are read again; the statuses still count."""
+        if self.checks_refused or not self.pending:
+            return
+        # filter=all: by default GitHub lists only the latest check run of a name, which
+        # would hide an earlier run's greens on the same commit ("List check runs for a Git
+        # reference", `filter`).
+        listing = self.api.repository.get_commit(sha).get_check_runs(
+            check_name=greens_aggregate.CHECK_NAME, filter="all"
+        )
+        try:
+            page = self.request(
+                f"list the check runs of {sha[:12]}",
+                lambda: read_page(listing, 0, greens_aggregate.read_record),
+                optional=True,
+            )
+        except _Refused:
+            self.checks_refused = True
+            return
+        found, unprovable, untrusted = greens_aggregate.green_of(
+            page.items, self.pending, self.inventory
+        )
+        if untrusted:
+            self.untrusted["(check runs of another app)"] += untrusted
+        self.unprovable |= unprovable
+        for stack in found | unprovable:
+            del self.pending[stack]
 
     def count(self, record: _GreenRecord) -> None:
         if record.stack not in self.pending:
@@ -250,11 +292,14 @@ def find_green(
     kind: FingerprintKind,
     trusted: Sequence[str] = DEFAULT_TRUSTED,
     max_calls: int = DEFAULT_MAX_CALLS,
+    inventory: str | None = None,
 ) -> Lookup:
     """Which of `wanted` (stack -> current fingerprint, of `kind`) a trusted success status
     records, reading `commits` ((sha, number of parents), newest first) and the pull
     requests associated with each one that is not a merge."""
-    reader = _Reader(api, wanted, kind=kind, trusted=frozenset(trusted), max_calls=max_calls)
+    reader = _Reader(
+        api, wanted, kind=kind, trusted=frozenset(trusted), max_calls=max_calls, inventory=inventory
+    )
     read = 0
     pulled = 0
     try:
@@ -273,7 +318,8 @@ def find_green(
     except _Budget:
         pass
     return Lookup(
-        green=frozenset(wanted) - frozenset(reader.pending),
+        green=frozenset(wanted) - frozenset(reader.pending) - reader.unprovable,
+        unprovable=frozenset(reader.unprovable),
         commits_read=read,
         pull_commits_read=pulled,
         calls=reader.calls,

@@ -472,9 +472,30 @@ class Scenario:
         return parse(done.returncode, done.stdout + done.stderr, doc)
 
 
+# A matrix of calls (`strategy.matrix` on a `uses:` job) reading a job's output.
+CALLS_MATRIX = re.compile(r"needs\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])")
+
+
+def matrix_calls(doc: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """(job, output) -> the calling job whose matrix of calls that output is."""
+    found: dict[tuple[str, str], str] = {}
+    for job_id, job in doc["jobs"].items():
+        strategy = job.get("strategy") if "uses" in job else None
+        if isinstance(strategy, dict):
+            m = CALLS_MATRIX.search(str(strategy.get("matrix", "")))
+            if m:
+                found[(m.group(1), m.group(2) or m.group(3))] = job_id
+    return found
+
+
 def parse(returncode: int, text: str, doc: Mapping[str, Any]) -> Run:
+    """act names a called job `<caller's name>-<leg>/<workflow>/<job>`; in a matrix of calls
+    the caller's name is the entry's (`name: ${{ matrix.name }}`), which the plan's output,
+    logged before any leg starts, maps back to the calling job and its entry."""
     run = Run(returncode=returncode)
     by_name = {str(job.get("name", job_id)): job_id for job_id, job in doc["jobs"].items()}
+    calls = matrix_calls(doc)
+    entries: dict[str, tuple[str, dict[str, Any]]] = {}  # entry name -> caller, entry
     workflow_name = str(doc.get("name", ""))
     for line in text.splitlines():
         try:
@@ -491,13 +512,16 @@ def parse(returncode: int, text: str, doc: Mapping[str, Any]) -> Run:
             top = by_name.get(rest, str(entry.get("jobID", "")))
         else:
             top = by_name.get(head, head)
+        call = entries.get(re.sub(r"-\d+$", "", head)) if rest else None
+        if call is not None:
+            top = call[0]
         if "jobResult" in entry:
             run.legs.append(
                 {
                     "top": top,
                     "job": job,
                     "jobID": entry.get("jobID"),
-                    "matrix": entry.get("matrix") or {},
+                    "matrix": entry.get("matrix") or (call[1] if call else {}),
                     "result": entry["jobResult"],
                     "stub": str(doc["jobs"].get(top, {}).get("name", "")).startswith("stub "),
                 }
@@ -510,6 +534,10 @@ def parse(returncode: int, text: str, doc: Mapping[str, Any]) -> Run:
         if entry.get("command") == "set-output" and top == entry.get("jobID"):
             for step in entry.get("stepID") or []:
                 run.outputs[(top, str(step), str(entry.get("name")))] = str(entry.get("arg", ""))
+            caller = calls.get((top, str(entry.get("name"))))
+            if caller is not None:
+                for row in json.loads(str(entry.get("arg") or "{}")).get("include", []):
+                    entries[str(row["name"])] = (caller, row)
     return run
 
 

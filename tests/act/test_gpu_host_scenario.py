@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 
 from ci_tools.host import hostcpu
-from ci_tools.plan import statuses
 from tests.act import test_fleet_scenario as fleet_scenario
-from tests.act.harness import Scenario, push_event
+from tests.act.harness import Scenario, pull_request_event, push_event
 from tests.act.hooks.runner_store import NIX_CONF
 from tests.act.host_torch import HostTorch
 from tests.act.test_fleet_scenario import (
@@ -100,6 +99,61 @@ def test_without_a_cache_the_gpu_host_builds_and_tests_what_it_is_routed(
     # Its checks ran for real on the avx512bf16 CPU; the stack is green, and so is the gate.
     assert record["test"]["status"] == "passed", record["test"]
     assert any(c["status"] == "passed" for c in record["test"]["checks"])
-    (green,) = [st for st in s.github.statuses(after) if st["context"] == statuses.context(stack)]
-    assert green["state"] == "success"
+    # Published in aggregate by the run's greens job (issue 28 item 4), at its fingerprint.
+    assert s.github.greens(after, {stack: entry["fingerprint"]}) == {stack: entry["fingerprint"]}
+    assert run.result("greens") == "success", run.text()[-3000:]
     assert run.result("gate") == "success", run.text()[-3000:]
+
+
+def test_a_pull_request_of_an_sm90_stack_is_built_on_its_test_runner_without_the_key(
+    tmp_path: Path, host: HostTorch
+) -> None:
+    """Issue 28 items 2 and 9: with a cache configured, a pull request's build leg gets no
+    signing key (on GitHub it names no environment, and the key is a secret of `nix-cache`);
+    its stack is built on its test runner, the gpu-sm90 host, which then tests it from its
+    own store, and the pull request ends green. Nothing pushed, nothing signed, the key in no
+    record and no log."""
+    if "avx512_bf16" not in hostcpu.read_cpu_flags():
+        pytest.skip("the avx512bf16 variant's checks run here: this CPU lacks avx512_bf16")
+    secret, public = fleet_scenario.keypair(tmp_path)
+    cache = tmp_path / "binary-cache"
+    s = Scenario(tmp_path / "scenario", env={"NIXPKGS_DOUBLE_PREBUILT": str(host.description)})
+    small_preflight(s)
+    runners = s.work / "runners.yaml"
+    runners.write_text(fleet_scenario.with_cache(runners.read_text(), f"file://{cache}", public))
+    s.commit({}, "fleet: the binary cache")
+    before, after = push_of_a_bf16_stack(s, host)
+    variant, stack = host.variant(ISA), host.stack(ISA)
+    sm90_store = tmp_path / "runner-gpu-sm90"
+    fetched_on(s, sm90_store, s.tmp / "pytorch-source" / "source")
+    event = pull_request_event(9, before, after, fork=False)
+    run = s.act(
+        "pull_request",
+        event,
+        "ci.yml",
+        stub=STUB,
+        # act passes the secret to the run: the workflow must keep it from the legs.
+        secrets={fleet_scenario.SECRET: secret},
+        env={"ACT_JOB_STORES": json.dumps({"build": str(sm90_store), "test": str(sm90_store)})},
+    )
+    planned = json.loads(run.step_output("plan", "matrix", "matrix-0") or "{}")
+    (entry,) = planned["include"]
+    # The plan routes it as for a push: built on the pool, tested on the sm90 host.
+    assert "builder-x86_64" in entry["runs_on"] and "gpu-sm90" in entry["test_runs_on"]
+    assert run.result("build-0") == "success", run.text()[-3000:]
+    assert builds_by_job(s) == [("build", variant)]
+    (record,) = s.records().values()
+    # The key reached the build leg empty: nothing pushed, nothing in the cache.
+    assert record["build"]["cache"]["status"] == "not-pushed", record["build"]
+    assert "no signing key" in record["build"]["cache"]["detail"]
+    assert not cache.exists() or not list(cache.glob("*.narinfo"))
+    path = record["build"]["store_path"]
+    built_there = path_info(path, store_env(s, sm90_store))
+    assert built_there is not None and built_there.get("ultimate") is True, built_there
+    assert f"{path}: already in this runner's store" in run.text()
+    assert record["test"]["status"] == "passed", record["test"]
+    # Green on the pull request's head, and the gate too.
+    assert s.github.greens(after, {stack: entry["fingerprint"]}) == {stack: entry["fingerprint"]}
+    assert run.result("gate") == "success", run.text()[-3000:]
+    assert secret.partition(":")[2] not in run.text()
+    assert secret.partition(":")[2] not in json.dumps(s.records())

@@ -4,11 +4,12 @@ A scratch repository whose catalog gives main about 1,100 stacks (Python 3.11-3.
 synthetic SMs beside the real ones; recipes generated and committed, as the plan job's
 `generate --check` wants). Each push runs ci.yml under act with the real plan job; the build
 legs are a light stand-in of build-stack.yml (same interface) whose one step per leg uploads
-the stack's record through the upload-artifact stand-in and posts the green status that
-`ci-tools mark-green` posts (GitHub's "Create a commit status", with the job's token, on the
-pushed commit). The real mark-green would cost each of the ~1,100 legs a checkout, an install
-and a recomputed fingerprint; the scenario checks instead that every status names the stack's
-current fingerprint, which is what mark-green checks before it writes.
+the stack's record and its green (what `ci-tools mark-green --record` writes) through the
+upload-artifact stand-in (artifacts `results-<stack>` and `green-<stack>`). The real mark-green would cost each of the ~1,100 legs a checkout, an install
+and a recomputed fingerprint; the scenario checks instead that every green names the stack's
+current fingerprint, which is what mark-green checks before it records. The run's real
+`greens` job publishes them in one check run (issue 28 item 4), within the GitHub double's
+rate limits, and the next push's plan reads them.
 
 Push 1 plans everything, takes what fits (4 x 256 stacks within GitHub's 1 MB of job
 outputs) and names the rest as waiting; push 2 and push 3 (docs only) plan only what is not
@@ -22,7 +23,6 @@ action (act limit 10 in test_scenarios.py's docstring).
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 from collections import Counter
@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from ci_tools.plan import matrix, statuses
+from ci_tools.plan import matrix
 from tests.act import harness
 from tests.act.harness import Scenario, push_event
 
@@ -54,52 +54,43 @@ PYTHONS = '["3.11", "3.12", "3.13"]'
 # encoding" ("Passing information between jobs").
 JOB_OUTPUT_LIMIT = 1_000_000
 
-# A stand-in for build-stack.yml with the interface ci.yml calls (inputs `matrix` and
-# `mark-green`, the secret NIX_CACHE_SIGNING_KEY). Each leg writes its stack's record, uploads
-# it as `results-<name>` through the upload stand-in (called directly: act limit 10), and
-# marks the stack green as mark-green does: one POST of a commit status, context
-# `ci-tools/<name>`, description `inputs <fingerprint>`, on the commit the run checked out.
+# A stand-in for build-stack.yml with the interface ci.yml calls (inputs `entry`, one stack's
+# matrix entry, and `mark-green`, the secret NIX_CACHE_SIGNING_KEY), called once per stack.
+# Each call writes its stack's record and uploads it as `results-<name>`, then, as its
+# mark-green job does, writes its green ("<name> <fingerprint>", what `mark-green --record`
+# writes) and uploads it as `green-<name>`, both through the upload stand-in (called
+# directly: act limit 10). ci.yml's own `greens` job publishes them.
 LIGHT_BUILD_STACK = """\
 name: build-stack
 on:
   workflow_call:
     inputs:
-      matrix: {type: string, required: true}
+      entry: {type: string, required: true}
       mark-green: {type: boolean, required: false, default: false}
     secrets:
       NIX_CACHE_SIGNING_KEY: {required: false}
 permissions: {}
 jobs:
   build:
-    name: ${{ matrix.name }}
-    runs-on: ${{ matrix.runs_on }}
-    permissions:
-      statuses: write
-    strategy:
-      fail-fast: false
-      max-parallel: 8
-      matrix: ${{ fromJSON(inputs.matrix) }}
+    name: build
+    runs-on: ${{ fromJSON(inputs.entry).runs_on }}
+    permissions: {}
     steps:
       - env:
-          NAME: ${{ matrix.name }}
-          FINGERPRINT: ${{ matrix.fingerprint }}
+          NAME: ${{ fromJSON(inputs.entry).name }}
+          FINGERPRINT: ${{ fromJSON(inputs.entry).fingerprint }}
           MARK_GREEN: ${{ inputs.mark-green }}
-          GITHUB_TOKEN: ${{ github.token }}
-          INPUT_NAME: results-${{ matrix.name }}
-          INPUT_PATH: ${{ runner.temp }}/r/
           INPUT_OVERWRITE: "true"
         run: |
-          mkdir -p "$RUNNER_TEMP/r"
+          mkdir -p "$RUNNER_TEMP/r" "$RUNNER_TEMP/g"
           printf '{"stack": "%s", "fingerprint": "%s", "commit": "%s"}\\n' \\
             "$NAME" "$FINGERPRINT" "$GITHUB_SHA" > "$RUNNER_TEMP/r/$NAME.json"
-          "$LIGHT_PYTHON" "$ACT_STANDIN" upload-artifact
+          INPUT_NAME="results-$NAME" INPUT_PATH="$RUNNER_TEMP/r/" \\
+            "$LIGHT_PYTHON" "$ACT_STANDIN" upload-artifact
           if [ "$MARK_GREEN" = true ]; then
-            printf '{"state": "success", "context": "ci-tools/%s", "description": "inputs %s"}' \\
-              "$NAME" "$FINGERPRINT" > "$RUNNER_TEMP/status.json"
-            curl -sS --fail-with-body -o /dev/null -X POST \\
-              -H "Authorization: Bearer $GITHUB_TOKEN" -H "Accept: application/vnd.github+json" \\
-              --data @"$RUNNER_TEMP/status.json" \\
-              "$GITHUB_API_URL/repos/$GITHUB_REPOSITORY/statuses/$GITHUB_SHA"
+            printf '%s %s\\n' "$NAME" "$FINGERPRINT" > "$RUNNER_TEMP/g/$NAME.green"
+            INPUT_NAME="green-$NAME" INPUT_PATH="$RUNNER_TEMP/g/" \\
+              "$LIGHT_PYTHON" "$ACT_STANDIN" upload-artifact
           fi
 """
 
@@ -191,18 +182,11 @@ def utf16(text: str) -> int:
     return len(text.encode("utf-16-le"))
 
 
-def green_statuses(s: Scenario, commit: str) -> dict[str, str]:
-    """stack -> fingerprint of each success status ci-tools' context has on `commit`."""
-    found = {}
-    for status in s.github.statuses(commit):
-        assert status["creator"]["login"] == "github-actions[bot]"
-        assert status["state"] == "success"
-        stack = status["context"].removeprefix(statuses.CONTEXT_PREFIX)
-        assert stack not in found, f"{stack} marked twice on {commit[:12]}"
-        match = re.fullmatch(r"inputs (\S+)", status["description"])
-        assert match is not None, status
-        found[stack] = match[1]
-    return found
+def green_statuses(s: Scenario, commit: str, current: dict[str, str]) -> dict[str, str]:
+    """stack -> fingerprint of each stack of `current` that the run published green on
+    `commit` (its greens check run); no commit status is written any more."""
+    assert s.github.statuses(commit) == []
+    return s.github.greens(commit, current)
 
 
 @pytest.mark.usefixtures("long_act_runs")
@@ -247,12 +231,16 @@ def test_about_1100_stacks_converge_over_three_pushes(tmp_path: Path) -> None:
     assert not any(third.run.ran(f"build-{i}") for i in range(4))
     assert third.artifacts == ["planned"]
     assert s.github.statuses(third_commit) == []
+    assert not third.run.ran("greens")  # nothing planned, nothing to publish
     assert third.run.result("gate") == "success"
 
     # Every stack ran exactly once over the three pushes, and is green at its fingerprint.
     ran = Counter(first.ran + second.ran + third.ran)
     assert set(ran) == set(current) and set(ran.values()) == {1}
-    greens = {**green_statuses(s, first_commit), **green_statuses(s, second_commit)}
+    greens = {
+        **green_statuses(s, first_commit, current),
+        **green_statuses(s, second_commit, current),
+    }
     assert greens == current
 
 
@@ -286,9 +274,14 @@ def check_ran_and_marked(s: Scenario, pushed: Push, current: dict[str, str]) -> 
     at its current fingerprint; nothing else ran."""
     planned = {entry["name"]: entry["fingerprint"] for entry in pushed.planned}
     assert sorted(pushed.ran) == sorted(planned)
-    assert pushed.artifacts == sorted(["planned", *(f"results-{name}" for name in planned)])
+    assert pushed.artifacts == sorted(
+        ["planned", *(f"{kind}-{name}" for name in planned for kind in ("green", "results"))]
+    )
     assert {name: r["fingerprint"] for name, r in pushed.records.items()} == planned
     assert {r["commit"] for r in pushed.records.values()} == {pushed.commit}
-    assert green_statuses(s, pushed.commit) == planned
+    assert green_statuses(s, pushed.commit, current) == planned
+    # Within GitHub's limits: one write for the run's greens, nothing refused.
+    assert s.github.limits is not None and s.github.limits.refused == []
+    assert pushed.run.result("greens") == "success", pushed.run.text()[-3000:]
     assert all(current[name] == fingerprint for name, fingerprint in planned.items())
     assert pushed.run.result("gate") == "success"

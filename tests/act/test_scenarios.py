@@ -44,6 +44,7 @@ act's limits (what it does not emulate), found by running 0.2.89 here, and how t
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -259,6 +260,7 @@ def test_after_a_failed_build_the_next_docs_only_push_rebuilds_the_stack(failed:
     failed_at = failed.event["after"]
     assert failed.run.result("gate") == "failure"
     assert not [st for st in s.github.statuses(failed_at) if NEW_STACK in st["context"]]
+    assert not s.github.state.check_runs  # no green published
     docs = s.commit({"docs/notes.md": "words\n"}, "docs only")
     s.flox_log.unlink(missing_ok=True)
     second = s.act("push", push_event(failed_at, docs), "ci.yml", stub=STUB)
@@ -381,10 +383,10 @@ def test_release_dispatch_builds_once_then_tests_and_publishes_then_one_release(
     # The stack's build leg and its test leg (issue 18), one of each.
     assert [leg["matrix"].get("name") for leg in legs] == [RELEASE_STACK] * 2
     assert len({leg["job"] for leg in legs}) == 2
-    # Then the shard's one mark-green job, on GitHub's runner: the stack's tests failed, so
-    # it marked nothing.
-    assert len([leg for leg in run.legs if leg["top"] == "build-0"]) == 3
-    assert github.statuses(commit) == []
+    # The stack's tests failed: its mark-green job did not run (it runs after a passed test
+    # only), and the release's greens job published nothing.
+    assert [leg["jobID"] for leg in run.legs if leg["top"] == "build-0"] == ["build", "test"]
+    assert github.statuses(commit) == [] and github.state.check_runs == []
     calls = [c for c in released.flox_calls if c["argv"][:1] in (["build"], ["publish"])]
     assert {c["head"] for c in calls} == {commit}
     # Each package built once, by the build leg: the test leg built nothing.
@@ -511,10 +513,10 @@ def test_a_stack_that_passes_is_marked_green_and_the_next_push_skips_it(
     assert record["test"]["status"] == "passed", record["test"]
     assert run.result("build-0") == "success"
     assert run.result("gate") == "success"
-    # The shard's mark-green job left the stack's fingerprint on the built commit.
-    (status,) = [st for st in s.github.statuses(after) if st["context"] == statuses.context(stack)]
-    assert status["state"] == "success"
-    assert status["description"] == statuses.description(planned["include"][0]["fingerprint"])
+    # The stack's mark-green job proved it, and the run's greens job published its
+    # fingerprint on the built commit (issue 28 items 3 and 4).
+    fingerprint = planned["include"][0]["fingerprint"]
+    assert s.github.greens(after, {stack: fingerprint}) == {stack: fingerprint}
 
     docs = s.commit({"docs/notes.md": "words\n"}, "docs only")
     s.flox_log.unlink()
@@ -547,9 +549,10 @@ def test_a_pull_requests_greens_survive_its_squash_and_its_merge_commit(
     event = harness.pull_request_event(8, base, head, fork=False)
     run = s.act("pull_request", event, "ci.yml", stub=STUB)
     assert run.result("build-0") == "success", run.text()[-3000:]
-    greens = [st for st in s.github.statuses(head) if st["context"] == statuses.context(stack)]
-    assert [st["state"] for st in greens] == ["success"], s.github.state.statuses
-    assert not [st for st in s.github.statuses(merge_ref) if "py313-cpu-avx" in st["context"]]
+    planned = json.loads(run.step_output("plan", "matrix", "matrix-0") or "{}")
+    fingerprint = planned["include"][0]["fingerprint"]
+    assert s.github.greens(head, {stack: fingerprint}) == {stack: fingerprint}
+    assert s.github.greens(merge_ref, {stack: fingerprint}) == {}
 
     def push_plans_nothing(merged: str) -> None:
         s.flox_log.unlink(missing_ok=True)
@@ -608,9 +611,13 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         assert first.result("attest") == "success", first.text()[-3000:]
         assert attested(first) == {avx}
         # A release that is no dry run marks what it proved green at the planned commit
-        # (build-stack's mark-green job, which the release passes `mark-green: true`).
-        greens = {st["context"] for st in github.statuses(commit) if st["state"] == "success"}
-        assert greens == {statuses.context(host.stack("avx"))}, github.state.statuses
+        # (each stack's mark-green job, which the release passes `mark-green: true`; the
+        # release's greens job publishes them).
+        wanted = {
+            e["name"]: e["fingerprint"]
+            for e in json.loads(first.step_output("plan", "matrix", "matrix-0") or "{}")["include"]
+        }
+        assert set(github.greens(commit, wanted)) == {host.stack("avx")}, github.state.check_runs
 
         # The second dispatch: the failure is gone; FloxHub already has avx.
         s.artifacts.rename(tmp_path / "artifacts-run-1")
@@ -656,33 +663,56 @@ def test_release_publishes_what_passed_and_a_second_dispatch_publishes_only_the_
         assert f"flox install acme/{avx2}" in page
         assert f'"main/{avx2}":{{"sizes"' in page
 
+        # Issue 28 item 9: the two releases' greens (two check runs on the planned commit,
+        # read with filter=all) are of CI's kind: CI's plan of the same entries (the release
+        # built PyTorch, not each stack's TorchVision: a push's whole stacks are other
+        # entries, with other fingerprints) finds them green and plans nothing.
+        assert len(github.state.check_runs) == 2
+        docs = s.commit({"docs/notes.md": "after the release\n"}, "docs only")
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(s.work),
+            "GITHUB_TOKEN": "ghs_plan",
+            "GITHUB_REPOSITORY": harness.REPOSITORY,
+            "GITHUB_API_URL": github.url,
+        }
+        argv = ["matrix", "--branch", "main", "--select", select, "--until-green"]
+        plan = subprocess.run(
+            ["python3", "-m", "ci_tools", *argv, "--fingerprint-kind", "nix"],
+            cwd=s.work,
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        assert json.loads(plan.stdout)["include"] == [], plan.stderr
+        assert "--until-green: 2 of 2 stacks are green" in plan.stderr, plan.stderr
+        assert harness.git(s.work, "rev-parse", "HEAD") == docs
 
-# A stand-in for build-stack.yml with its interface, whose legs only upload a record: the
-# 330-stack scenario exercises the sharding of ci.yml, not 330 builds.
+
+# A stand-in for build-stack.yml with its interface, called once per stack, whose one job
+# only uploads a record: the 330-stack scenario exercises the sharding of ci.yml, not 330
+# builds.
 LIGHT_BUILD_STACK = """\
 name: build-stack
 on:
   workflow_call:
     inputs:
-      matrix: {type: string, required: true}
+      entry: {type: string, required: true}
 jobs:
   build:
-    name: ${{ matrix.name }}
-    runs-on: ${{ matrix.runs_on }}
-    strategy:
-      fail-fast: false
-      max-parallel: 8
-      matrix: ${{ fromJSON(inputs.matrix) }}
+    name: build
+    runs-on: ${{ fromJSON(inputs.entry).runs_on }}
     steps:
       - env:
-          NAME: ${{ matrix.name }}
+          NAME: ${{ fromJSON(inputs.entry).name }}
         run: |
           mkdir -p "$RUNNER_TEMP/r"
           printf '{"stack": "%s"}\\n' "$NAME" > "$RUNNER_TEMP/r/$NAME.json"
       # The upload stand-in called directly: act's LocalRepositoryCache is not safe for
       # many parallel legs (limit 10).
       - env:
-          INPUT_NAME: results-${{ matrix.name }}
+          INPUT_NAME: results-${{ fromJSON(inputs.entry).name }}
           INPUT_PATH: ${{ runner.temp }}/r/
         run: python3 "$ACT_STANDIN" upload-artifact
 """

@@ -75,7 +75,7 @@ def test_revert_to_a_green_state_schedules_nothing(
     assert plan(capsys)[0] == {}
 
 
-def test_docs_push_after_green_costs_three_requests(
+def test_docs_push_after_green_costs_five_requests(
     repo: Path, github: GitHubDouble, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, _ = plan(capsys)
@@ -84,12 +84,16 @@ def test_docs_push_after_green_costs_three_requests(
     docs_push(repo, "# builds\nagain\n")
     before = len(github.state.requests)
     assert plan(capsys)[0] == {}
-    # HEAD's statuses (none yet), the pull requests that brought HEAD (none), then the
-    # statuses of its parent: every stack answered.
-    assert [p.rsplit("/", 1)[-1] for _m, p in github.state.requests[before:]] == [
-        git(repo, "rev-parse", "HEAD"),
-        "pulls",
-        git(repo, "rev-parse", "HEAD~1"),
+    # HEAD's aggregate greens and statuses (none yet), the pull requests that brought HEAD
+    # (none), then its parent's aggregate greens (none: these greens are statuses) and
+    # statuses: every stack answered.
+    head, parent = git(repo, "rev-parse", "HEAD"), git(repo, "rev-parse", "HEAD~1")
+    assert [p.split("/")[-2:] for _m, p in github.state.requests[before:]] == [
+        [head, "check-runs"],
+        ["statuses", head],
+        [head, "pulls"],
+        [parent, "check-runs"],
+        ["statuses", parent],
     ]
 
 

@@ -330,14 +330,16 @@ def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
     assert contents == ["release"]
     for name, job in workflow["jobs"].items():
         writes = {k for k, v in job["permissions"].items() if v == "write"}
-        # The build jobs record green fingerprints (mark-green) and nothing else; the selector
-        # page's deploy job deploys to Pages, the attest job signs (tests/workflows/test_workflows.py).
+        # The greens job publishes the run's green fingerprints (one check run) and nothing
+        # else; the build jobs write nothing on GitHub; the selector page's deploy job deploys
+        # to Pages, the attest job signs (tests/workflows/test_workflows.py).
         allowed = {
             "release": {"contents"},
             "page-deploy": {"pages", "id-token"},
             "attest": {"id-token", "attestations"},
+            "greens": {"checks"},
         }
-        assert writes <= allowed.get(name, {"statuses"}), name
+        assert writes <= allowed.get(name, set()), name
     for name, job in workflow["jobs"].items():
         for step in job.get("steps", []):
             assert "${{" not in step.get("run", ""), f"{name}: {step}"
@@ -358,7 +360,12 @@ def test_workflow_build_shards_match_the_matrix_contract() -> None:
         # The same reusable build as a push, publishing where the variant was built, at the
         # commit the plan pinned.
         assert build["uses"] == "./.github/workflows/build-stack.yml"
-        assert build["with"]["matrix"] == f"${{{{ needs.plan.outputs['matrix-{i}'] }}}}"
+        # One call per stack (issue 28 item 3): a matrix of calls over the shard's entries.
+        assert build["strategy"] == {
+            "fail-fast": False,
+            "matrix": f"${{{{ fromJSON(needs.plan.outputs['matrix-{i}']) }}}}",
+        }
+        assert build["with"]["entry"] == "${{ toJSON(matrix) }}"
         assert build["with"]["publish-org"] == "${{ inputs.org }}"
         assert build["with"]["dry-run"] == "${{ inputs.dry_run }}"
         assert build["with"]["ref"] == "${{ inputs.branch }}"

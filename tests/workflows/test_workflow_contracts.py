@@ -142,10 +142,10 @@ def test_misspelt_input_fails(copy: Path) -> None:
 
 
 def test_missing_required_input_fails(copy: Path) -> None:
-    _edit(copy / "ci.yml", "      matrix: ${{ needs.plan.outputs.matrix-0 }}\n", "")
+    _edit(copy / "ci.yml", "      entry: ${{ toJSON(matrix) }}\n", "")
     (problem,) = check_contracts(copy)
     assert re.search(
-        r'ci\.yml:\d+: jobs\.build-0: required input "matrix" of .*build-stack\.yml is not passed',
+        r'ci\.yml:\d+: jobs\.build-0: required input "entry" of .*build-stack\.yml is not passed',
         problem,
     )
 

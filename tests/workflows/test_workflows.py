@@ -207,13 +207,11 @@ def test_least_privilege(path: Path) -> None:
             # GitHub (the build leg pushes to the binary cache, the test leg publishes to
             # FloxHub with the environment's token).
             assert not writes, f"{path.name} job {job_id}: {writes}"
-        elif path.name == "build-stack.yml" and job_id == "mark-green":
-            # The GitHub-hosted job that records the shard's greens as commit statuses.
-            assert writes == {"statuses"}, f"{path.name} job {job_id}: {writes}"
-        elif job_id.startswith("build-"):
-            # The callers of build-stack grant what its mark-green job asks (a called job may
-            # not ask for more than its caller grants).
-            assert writes <= {"statuses"}, f"{path.name} job {job_id}: {writes}"
+        elif job_id == "greens":
+            # The GitHub-hosted job that publishes the run's greens in one check run (issue
+            # 28 item 4); each stack's mark-green job only uploads an artifact.
+            assert writes == {"checks"}, f"{path.name} job {job_id}: {writes}"
+            assert _runs_on_github(job)
         else:
             assert not writes, f"{path.name} job {job_id} may not write {writes}"
 
@@ -303,7 +301,13 @@ def test_each_shard_runs_only_when_the_plan_filled_it() -> None:
         assert job["uses"] == "./.github/workflows/build-stack.yml"
         assert job["needs"] == "plan"
         assert f"needs.plan.outputs.shards || '0') > {shard}" in job["if"]
-        assert job["with"]["matrix"] == f"${{{{ needs.plan.outputs.matrix-{shard} }}}}"
+        # Issue 28 item 3: a matrix of calls, one per stack; a failed stack cancels no other.
+        assert job["strategy"] == {
+            "fail-fast": False,
+            "matrix": f"${{{{ fromJSON(needs.plan.outputs.matrix-{shard}) }}}}",
+        }
+        assert job["with"]["entry"] == "${{ toJSON(matrix) }}"
+        assert job["name"] == "${{ matrix.name }}"
     summary = ci["summary"]
     # Not on a cancelled run (D8); green when there is nothing to report.
     assert summary["if"] == "${{ !cancelled() && needs.plan.result == 'success' }}"
@@ -333,22 +337,32 @@ def test_superseded_runs_of_pull_requests_only_are_cancelled() -> None:
 
 def test_build_and_test_legs_fan_out_over_the_matrix_on_self_hosted_runners() -> None:
     """Issue 18: each entry's build leg runs on its builder pool and pushes to the cache; its
-    test leg runs on the runner routed for its checks, substitutes, and builds nothing."""
+    test leg runs on the runner routed for its checks, substitutes, and builds nothing. Issue
+    28 item 3: one call holds one stack, its test leg needing only its own build leg."""
     workflow = load(WORKFLOWS / "build-stack.yml")
     inputs = workflow["on"]["workflow_call"]["inputs"]
-    assert {"matrix", "publish-org", "dry-run"} <= set(inputs)
+    assert {"entry", "publish-org", "dry-run"} <= set(inputs)
+    assert "matrix" not in inputs
     assert inputs["dry-run"]["default"] is True
     build, test = workflow["jobs"]["build"], workflow["jobs"]["test"]
-    assert build["runs-on"] == "${{ matrix.runs_on }}"
-    assert test["runs-on"] == "${{ matrix.test_runs_on }}"
+    assert build["runs-on"] == (
+        "${{ inputs.build-on-test-runner && fromJSON(inputs.entry).test_runs_on"
+        " || fromJSON(inputs.entry).runs_on }}"
+    )
+    assert test["runs-on"] == "${{ fromJSON(inputs.entry).test_runs_on }}"
     assert test["needs"] == "build" and test["if"] == "${{ !cancelled() }}"
-    matrix = {"fail-fast": False, "matrix": "${{ fromJSON(inputs.matrix) }}"}
-    assert build["strategy"] == test["strategy"] == matrix
+    # No matrix inside: a matrix job's dependants wait for every leg of it.
+    assert all("strategy" not in job for job in workflow["jobs"].values())
+    assert "matrix." not in json.dumps(workflow)
     build_steps = {s.get("name"): s for s in build["steps"]}
     test_steps = {s.get("name"): s for s in test["steps"]}
     # The pool's timeout bounds the builds, the test runner's the tests; publishing has its own.
-    assert build_steps["Build"]["timeout-minutes"] == "${{ matrix.timeout_minutes }}"
-    assert test_steps["Test"]["timeout-minutes"] == "${{ matrix.test_timeout_minutes }}"
+    assert (
+        build_steps["Build"]["timeout-minutes"] == "${{ fromJSON(inputs.entry).timeout_minutes }}"
+    )
+    assert test_steps["Test"]["timeout-minutes"] == (
+        "${{ fromJSON(inputs.entry).test_timeout_minutes }}"
+    )
     assert test_steps["Publish"]["timeout-minutes"] == "${{ inputs.publish-minutes }}"
     # Only the build leg signs (the key reaches `ci-tools build` alone); the test leg takes the
     # builds from the cache and never runs `ci-tools build`.
@@ -370,12 +384,42 @@ def test_build_and_test_legs_fan_out_over_the_matrix_on_self_hosted_runners() ->
     assert len(uploads) == 3
     for upload in uploads:
         assert str(upload["if"]).startswith(("always()", "${{ always()"))
-        assert upload["with"]["name"] == "results-${{ matrix.name }}"
+        assert upload["with"]["name"] == "results-${{ fromJSON(inputs.entry).name }}"
         assert upload["with"]["overwrite"] is True
     names = [s.get("name") for s in build["steps"]]
     assert names.index("Preflight") < names.index("Build")
     names = [s.get("name") for s in test["steps"]]
     assert names.index("Download build records") < names.index("Test")
+
+
+def test_pull_requests_build_on_the_test_runner_and_only_push_builds_name_the_key() -> None:
+    """Issue 28 item 2: a pull request's build leg gets no signing key, so its stack is built
+    on its test runner (whose store then holds it: no cache needed). The key is an
+    environment secret of `nix-cache` (deployment branches: the catalog's), which only a
+    push's build legs name, so GitHub itself refuses it to a pull request's job."""
+    stack = load(WORKFLOWS / "build-stack.yml")
+    inputs = stack["on"]["workflow_call"]["inputs"]
+    assert inputs["build-on-test-runner"]["default"] is False
+    assert inputs["build-environment"]["default"] == ""
+    jobs_ = stack["jobs"]
+    assert jobs_["build"]["environment"] == "${{ inputs.build-environment }}"
+    assert "environment" not in jobs_["mark-green"]
+    assert "nix-cache" not in json.dumps(jobs_["test"])
+    assert "NIX_CACHE_SIGNING_KEY" not in json.dumps(jobs_["test"])
+    ci = load(WORKFLOWS / "ci.yml")["jobs"]
+    for n in range(4):
+        called = ci[f"build-{n}"]["with"]
+        assert called["build-on-test-runner"] == "${{ github.event_name == 'pull_request' }}"
+        assert called["build-environment"] == (
+            "${{ github.event_name == 'push' && 'nix-cache' || '' }}"
+        )
+    named = [
+        (path.name, job_id)
+        for path in workflow_files()
+        for job_id, job in jobs(path)
+        if "nix-cache" in json.dumps(job) and "uses" not in job
+    ]
+    assert named == [], named  # only the calls name it, for their build legs
 
 
 @pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
@@ -420,7 +464,7 @@ def test_mark_green_records_on_the_pull_requests_head_not_the_merge_commit() -> 
     assert step["env"]["COMMIT"] == "${{ inputs.commit }}"
 
 
-# --- mark-green: one GitHub-hosted job per shard -------------------------------------------
+# --- mark-green: one GitHub-hosted job per stack -------------------------------------------
 
 
 def _runs_on_github(job: dict[str, Any]) -> bool:
@@ -444,35 +488,68 @@ def test_statuses_are_written_only_on_githubs_runners(path: Path) -> None:
         writes = {scope for scope, level in permissions.items() if level == "write"}
         if not _runs_on_github(job):
             assert not writes, f"{path.name} job {job_id} runs self-hosted and writes {writes}"
-        if "statuses" in writes:
-            assert (path.name, job_id) == ("build-stack.yml", "mark-green")
+        if writes & {"statuses", "checks"}:
+            assert job_id == "greens", (path.name, job_id)
 
 
-def test_one_hosted_job_marks_the_shard_after_its_test_legs() -> None:
-    """Issues 18 and 19: the greens of a shard are recorded by one GitHub-hosted job, after
-    every test leg, whatever they did, when the caller asks for it; never on a cancelled run."""
+def test_one_hosted_job_marks_the_stack_after_its_own_test_leg() -> None:
+    """Issue 28 item 3: the green of a stack is recorded by one GitHub-hosted job as soon as
+    its own test leg passed, when the caller asks for it; `always()`, so a run cancelled
+    after that test still records it (the old job ran once per shard, after every test leg,
+    under `!cancelled()`: a cancel lost every green of the shard)."""
     job = load(WORKFLOWS / "build-stack.yml")["jobs"]["mark-green"]
     assert job["needs"] == "test"
-    assert job["if"] == "${{ !cancelled() && inputs.mark-green }}"
+    assert job["if"] == "${{ always() && inputs.mark-green && needs.test.result == 'success' }}"
     assert job["runs-on"] == "ubuntu-latest"
-    assert job["permissions"] == {"contents": "read", "statuses": "write"}
-    assert "environment" not in job  # no secret: only GITHUB_TOKEN
+    # Issue 28 item 4: it writes nothing on GitHub (one status per stack outgrew the API's
+    # limits); the green goes into the run's artifacts, for the greens job to publish.
+    assert job["permissions"] == {"contents": "read"}
+    assert "environment" not in job  # no secret
     checkout = job["steps"][0]
     assert checkout["uses"].startswith("actions/checkout@")
     assert checkout["with"]["ref"] == "${{ inputs.commit }}"  # the commit the legs built
     download = next(s for s in job["steps"] if "download-artifact@" in str(s.get("uses", "")))
-    # Every leg's records, each artifact in its own folder (no merge-multiple).
-    assert download["with"]["pattern"] == "results-*"
-    assert "merge-multiple" not in download["with"]
+    # This stack's records only, in the folder of the artifact's name.
+    name = "results-${{ fromJSON(inputs.entry).name }}"
+    assert download["with"]["name"] == name
+    assert download["with"]["path"] == "${{ runner.temp }}/results/" + name
     names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
     step = _mark_green_step()
     assert names.index("Install Nix's parser") < names.index(step["name"])
     assert names.index("Download the records") < names.index(step["name"])
-    # The shard reaches the file through env, never the script's text.
-    assert step["env"]["SHARD"] == "${{ inputs.matrix }}"
-    assert '"$SHARD"' in step["run"]
+    # The entry reaches the file through env, never the script's text.
+    assert step["env"]["ENTRY"] == "${{ inputs.entry }}"
+    assert '"$ENTRY"' in step["run"]
     assert "--shard" in step["run"] and '--results-root "$RUNNER_TEMP/results"' in step["run"]
+    assert '--record "$RUNNER_TEMP/green"' in step["run"]
+    assert "GITHUB_TOKEN" not in json.dumps(job)
+    upload = job["steps"][-1]
+    assert "upload-artifact@" in upload["uses"]
+    assert upload["with"]["name"] == "green-${{ fromJSON(inputs.entry).name }}"
+    assert upload["with"]["path"] == "${{ runner.temp }}/green/"
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "release.yml"])
+def test_the_greens_job_publishes_every_green_of_the_run_even_when_cancelled(name: str) -> None:
+    """Issue 28 items 3 and 4: after every stack's chain, `always()` (a cancelled run keeps
+    the greens it had finished), one `mark-green --publish` over the green-* artifacts,
+    checked against the plan job's own outputs (which no other job can change)."""
+    jobs_ = load(WORKFLOWS / name)["jobs"]
+    job = jobs_["greens"]
+    assert set(job["needs"]) == {"plan", *(f"build-{n}" for n in range(4))}
+    assert job["if"].startswith("${{ always() && needs.plan.result == 'success'")
+    download = next(s for s in job["steps"] if "download-artifact@" in str(s.get("uses", "")))
+    assert download["with"]["pattern"] == "green-*"
+    (step,) = [s for s in job["steps"] if "ci-tools mark-green" in str(s.get("run", ""))]
+    assert "--publish" in step["run"] and "--planned" in step["run"]
+    for n in range(4):
+        assert "needs.plan.outputs" in step["env"][f"MATRIX_{n}"]
+        assert f"matrix-{n}" in step["env"][f"MATRIX_{n}"]
     assert step["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+    assert "greens" not in jobs_.get("gate", {}).get("needs", [])  # informational
+    plan = jobs_["plan"]
+    if name == "ci.yml":
+        assert plan["permissions"]["checks"] == "read"  # --until-green reads them
 
 
 def test_mark_green_installs_nix_as_the_plan_does() -> None:

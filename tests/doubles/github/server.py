@@ -30,6 +30,11 @@ statuses") and the JSON PyGithub's own replay data records (tests/data/github-*.
 * GET  /repos/{o}/{r}/environments/{name}          an environment ("Deployment environments"),
   404 when none; needs `actions: read`
 * GET  /repos/{o}/{r}/git/ref/tags/{tag}            a tag ("Git references"), 404 when none
+* POST /repos/{o}/{r}/check-runs, GET /repos/{o}/{r}/commits/{ref}/check-runs   check runs
+  (tests/doubles/github/checks.py)
+Every request is counted against GitHub's primary and secondary REST rate limits, and
+refused past them with the headers GitHub sends (tests/doubles/github/limits.py); a test
+may turn that off (`rate_limits=False`) only to model something else than GitHub.
 Lists are paged (`page` from 1, `per_page` 30 by default, at most 100).
 
 Identities and permissions (`grant`): by default every token is GITHUB_TOKEN with write
@@ -62,7 +67,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.doubles.github import graph
+from tests.doubles.github import checks, graph
+from tests.doubles.github.limits import RateLimits
 
 MAX_BODY = 64 * 1024 * 1024
 MAX_RELEASE_BODY = 125_000
@@ -72,8 +78,20 @@ TIME = "2026-11-22T04:00:00Z"
 ACTIONS_BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 NOT_ACCESSIBLE = (403, {"message": "Resource not accessible by integration", "status": "403"})
 # GITHUB_TOKEN's permissions in a trusted run of a workflow that grants them.
-WRITE = {"statuses": "write", "contents": "write", "actions": "read", "pull-requests": "read"}
-READ_ONLY = {"statuses": "read", "contents": "read", "actions": "read", "pull-requests": "read"}
+WRITE = {
+    "statuses": "write",
+    "contents": "write",
+    "checks": "write",
+    "actions": "read",
+    "pull-requests": "read",
+}
+READ_ONLY = {
+    "statuses": "read",
+    "contents": "read",
+    "checks": "read",
+    "actions": "read",
+    "pull-requests": "read",
+}
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,7 @@ class State:
     releases: list[dict[str, Any]] = field(default_factory=list)
     assets: dict[int, bytes] = field(default_factory=dict)
     statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    check_runs: list[dict[str, Any]] = field(default_factory=list)  # oldest first
     requests: list[tuple[str, str]] = field(default_factory=list)
     pulls: list[dict[str, Any]] = field(default_factory=list)
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -107,9 +126,16 @@ class State:
 
 
 class GitHubDouble:
-    def __init__(self, repository: str = "acme/torch-builds", lifetime: float = 600.0) -> None:
+    def __init__(
+        self,
+        repository: str = "acme/torch-builds",
+        lifetime: float = 600.0,
+        *,
+        rate_limits: bool = True,
+    ) -> None:
         self.repository = repository
         self.state = State()
+        self.limits = RateLimits() if rate_limits else None
         self.lock = threading.Lock()
         double = self
 
@@ -157,6 +183,12 @@ class GitHubDouble:
     def statuses(self, sha: str) -> list[dict[str, Any]]:
         with self.lock:
             return list(self.state.statuses.get(sha, []))
+
+    def greens(self, sha: str, wanted: dict[str, str]) -> dict[str, str]:
+        """Which of `wanted` (stack -> fingerprint) a run published green on `sha` (its check
+        run of greens, `ci-tools mark-green --publish`)."""
+        with self.lock:
+            return checks.greens(self, sha, wanted)
 
     def seed_status(
         self, sha: str, state: str, context: str, description: str, token: str | None = None
@@ -244,6 +276,7 @@ class GitHubDouble:
             self.reply(req, 413, {"message": "Payload Too Large"})
             return
         body = req.rfile.read(length) if length else b""
+        headers: dict[str, str] = {}
         with self.lock:
             self.state.requests.append((method, parts.path))
             token = (req.headers.get("Authorization") or "").split(" ")[-1]
@@ -255,8 +288,13 @@ class GitHubDouble:
                 message = "Bad credentials" if token else "Requires authentication"
                 status, payload = 401, {"message": message}
             else:
-                status, payload = self.answer(req, method, parts, body, token)
-        self.reply(req, status, payload)
+                limited = self.limits.admit(method, parts.path) if self.limits else None
+                headers = limited.headers if limited else {}
+                if limited is not None and limited.status:
+                    status, payload = limited.status, limited.payload
+                else:
+                    status, payload = self.answer(req, method, parts, body, token)
+        self.reply(req, status, payload, headers)
 
     def answer(
         self, req: BaseHTTPRequestHandler, method: str, parts: Any, body: bytes, token: str
@@ -269,7 +307,13 @@ class GitHubDouble:
         except (ValueError, KeyError):
             return 400, {"message": "Problems parsing JSON"}
 
-    def reply(self, req: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+    def reply(
+        self,
+        req: BaseHTTPRequestHandler,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         req.send_response(status)
         if status == 302:
@@ -277,6 +321,8 @@ class GitHubDouble:
         ctype = "application/octet-stream" if isinstance(payload, bytes) else "application/json"
         req.send_header("Content-Type", ctype)
         req.send_header("Content-Length", str(len(raw)))
+        for name, value in (headers or {}).items():
+            req.send_header(name, value)
         req.end_headers()
         if status != 204:
             req.wfile.write(raw)
@@ -286,6 +332,8 @@ class GitHubDouble:
 
     def may_write(self, path: str, who: Identity) -> bool:
         scope = "statuses" if "/statuses/" in path else "contents"
+        if path.endswith("/check-runs"):
+            scope = "checks"
         return who.may(scope, "write")
 
     def route(
@@ -316,6 +364,8 @@ class GitHubDouble:
             return not_found
         rest = path[len(repo) :]
         found = graph.route(self, method, rest, query, who)
+        if found is None:
+            found = checks.route(self, method, rest, query, lambda: json.loads(body), who)
         if found is not None:
             return found
         if rest == "/releases" and method == "POST":
