@@ -117,6 +117,28 @@ def test_actionlint_finds_a_template_injection(tmp_path: Path) -> None:
     assert re.search(r"bad\.yml:8:\d+: .*potentially untrusted.* \[expression\]", done.stdout)
 
 
+def test_actionlint_still_refuses_an_unknown_permission_scope(tmp_path: Path) -> None:
+    """`attestations` (newer than the WebAssembly build) passes; any other unknown scope fails."""
+    workflow = (
+        "on: push\njobs:\n  j:\n    runs-on: ubuntu-latest\n    permissions:\n"
+        "      attestations: write\n      {scope}: write\n    steps:\n      - run: echo\n"
+    )
+    results = {}
+    for scope in ("attestationz", "contents"):
+        path = tmp_path / f"{scope}.yml"
+        path.write_text(workflow.format(scope=scope), encoding="utf-8")
+        results[scope] = subprocess.run(
+            [*actionlint_argv(), str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert results["attestationz"].returncode == 1
+    assert 'unknown permission scope "attestationz"' in results["attestationz"].stdout
+    assert results["contents"].returncode == 0, results["contents"].stdout
+
+
 def test_zizmor_reports_nothing() -> None:
     done = zizmor(str(WORKFLOWS.relative_to(REPO_ROOT)))
     assert done.returncode == 0, done.stdout + done.stderr
