@@ -22,7 +22,7 @@ test -> mark-green, the test queued when its own build ends, the green written w
 test ends. GitHub's scheduling is modelled FIFO by queue time (fleet_sim's docstring).
 
 For each it prints push-to-green, the first GPU result, the GPU hosts' idle share and the
-commit-status writes, each against its bound (fleet_sim.bounds). Goal: the new shape's
+REST writes (commit statuses; check runs in the new shape), each against its bound (fleet_sim.bounds). Goal: the new shape's
 push-to-green within 1.10x of its bound on the shipped inventory with 1 and with 4 hosts per
 pool. It prints figures; it exits 2 only on bad input, never because of a figure.
 """
@@ -34,6 +34,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+if not __package__:  # run as a script: the repository root holds benchmarks/ and ci_tools/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import fleet_sim
 from benchmarks.fleet_sim import HOUR, MINUTE, Bounds, Figures, Host, Stack
@@ -168,7 +171,7 @@ def report(label: str, shape: str, got: Figures, bound: Bounds, goal: bool) -> l
         + verdict,
         f"fleet   first GPU result {hours(got.first_gpu)} (bound {hours(bound.first_gpu)}, "
         f"{ratio(got.first_gpu, bound.first_gpu)}); GPU hosts idle {share(got.gpu_idle)} "
-        f"(bound {share(bound.gpu_idle)}); {got.writes} status writes, busiest hour "
+        f"(bound {share(bound.gpu_idle)}); {got.writes} REST writes, busiest hour "
         f"{got.peak_hour} (bound {bound.peak_hour}; GitHub: {LIMIT_HOUR}), busiest minute "
         f"{got.peak_minute} (GitHub: {LIMIT_MINUTE})",
     ]

@@ -21,7 +21,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ci_tools.plan.greens_aggregate import PER_CHECK_RUN
+
 HOUR = 3600.0
+# Greens one check run holds (65,535 characters of output text, one line of 33 a stack).
+GREENS_PER_CHECK = PER_CHECK_RUN
 MINUTE = 60.0
 
 
@@ -50,7 +54,7 @@ class Job:
     labels: frozenset[str] | None  # None: GitHub-hosted
     seconds: float
     needs: tuple[str, ...] = ()
-    writes: int = 0  # commit statuses it writes when it ends
+    writes: int = 0  # REST writes it makes when it ends (statuses, check runs)
     gpu_result: bool = False
 
 
@@ -134,9 +138,12 @@ def new_shape(stacks: Sequence[Stack], green_s: float, *, merge_same_runner: boo
                     gpu_result=stack.gpu_result,
                 )
             )
-        jobs.append(
-            Job(key=f"green/{stack.name}", labels=None, seconds=green_s, needs=(test,), writes=1)
-        )
+        # The stack's green is recorded as an artifact (no request) when its test ends...
+        jobs.append(Job(key=f"green/{stack.name}", labels=None, seconds=green_s, needs=(test,)))
+    # ...and the run's `greens` job publishes them all: one check run per GREENS_PER_CHECK.
+    greens = tuple(f"green/{stack.name}" for stack in stacks)
+    checks = math.ceil(len(stacks) / GREENS_PER_CHECK)
+    jobs.append(Job(key="greens", labels=None, seconds=green_s, needs=greens, writes=checks))
     name = "new, build+test one job on one runner" if merge_same_runner else "new"
     return Shape(name=name, jobs=tuple(jobs))
 

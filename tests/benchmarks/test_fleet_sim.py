@@ -45,12 +45,14 @@ def test_figures_of_both_shapes() -> None:
     new = fleet_sim.simulate(fleet_sim.new_shape([A, B], green_s=1), HOSTS)
     old = fleet_sim.simulate(fleet_sim.old_shape([[A, B]], green_s=1), HOSTS)
     got_new, got_old = fleet_sim.figures(new, HOSTS), fleet_sim.figures(old, HOSTS)
-    assert (got_new.push_to_green, got_new.first_gpu) == (161, 110)
+    # New: each green recorded when its test ends, then the run's `greens` job (1 s) publishes
+    # them all at 162; old: the shard's mark-green at 161.
+    assert (got_new.push_to_green, got_new.first_gpu) == (162, 110)
     assert (got_old.push_to_green, got_old.first_gpu) == (161, 160)
-    # The GPU host works 10 s of the 161.
-    assert got_new.gpu_idle == pytest.approx(1 - 10 / 161)
-    # New: one status per stack, 50 s apart; old: both at once, from one job.
-    assert (got_new.writes, got_new.peak_hour, got_new.peak_minute) == (2, 2, 2)
+    # The GPU host works 10 s of the 162.
+    assert got_new.gpu_idle == pytest.approx(1 - 10 / 162)
+    # New: one check run for the run's greens; old: a status per stack, both from one job.
+    assert (got_new.writes, got_new.peak_hour, got_new.peak_minute) == (1, 1, 1)
     assert (got_old.writes, got_old.peak_hour, got_old.peak_minute) == (2, 2, 2)
 
 
@@ -78,7 +80,7 @@ def test_work_spreads_over_a_group_of_hosts() -> None:
     bounds = fleet_sim.bounds([A, B], hosts, green_s=1)
     assert (bounds.load, bounds.push_to_green) == (80, 111)  # the critical path now
     got = fleet_sim.figures(fleet_sim.simulate(fleet_sim.new_shape([A, B], 1), hosts), hosts)
-    assert got.push_to_green == 111  # both builds at once; A's chain is the longest
+    assert got.push_to_green == 112  # both builds at once; A's chain, then the greens job
 
 
 def test_merged_legs_give_the_first_gpu_result_early() -> None:
@@ -94,7 +96,7 @@ def test_merged_legs_give_the_first_gpu_result_early() -> None:
     merged = fleet_sim.simulate(fleet_sim.new_shape([c, d], 1, merge_same_runner=True), HOSTS)
     assert fleet_sim.figures(apart, HOSTS).first_gpu == 210
     assert fleet_sim.figures(merged, HOSTS).first_gpu == 110
-    assert fleet_sim.figures(merged, HOSTS).push_to_green == 221
+    assert fleet_sim.figures(merged, HOSTS).push_to_green == 222  # and the greens job
 
 
 def test_a_job_no_host_serves_is_refused() -> None:
