@@ -11,7 +11,8 @@ from ci_tools.base import proc
 from ci_tools.base.proc import CommandResult
 from ci_tools.plan import nixinputs
 from ci_tools.plan.checkout import folder_index
-from ci_tools.plan.nixinputs import NixReader, canonical, resolve
+from ci_tools.plan.nixcanon import canonical
+from ci_tools.plan.nixinputs import NixReader, resolve
 from tests.conftest import REPO_ROOT
 
 needs_nix = pytest.mark.skipif(
@@ -131,6 +132,22 @@ def test_batches_cost_one_parser_call(tmp_path: object) -> None:
     reader.read(files)
     assert reader.parser_calls == 1
     reader.read(files)  # cached by (path, content)
+    assert reader.parser_calls == 1
+
+
+@needs_nix
+def test_two_commits_parse_in_one_call_each_as_it_parses_alone() -> None:
+    """`read_many`: two versions of one path (HEAD's and REF's) in one call, each read as
+    a reader of its commit alone reads it, its references resolved in its own tree."""
+    head = {PATH: RECIPE, "nix/a.nix": b"{ }: import ./b.nix\n"}
+    ref = {PATH: RECIPE.replace(b"./lib/helper.nix", b"./lib/old.nix"), "nix/a.nix": b"1\n"}
+    reader = NixReader()
+    both = reader.read_many([head, ref])
+    assert reader.parser_calls == 1
+    assert both == [NixReader().read(head), NixReader().read(ref)]
+    assert ".flox/pkgs/lib/old.nix" in both[1][PATH].references
+    assert both[0]["nix/a.nix"].references == ("nix/b.nix",)
+    reader.read(ref)  # cached by (path, content)
     assert reader.parser_calls == 1
 
 
