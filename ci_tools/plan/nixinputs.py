@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_tools.base import proc
-from ci_tools.plan.nixcanon import Canon
+from ci_tools.plan.nixcanon import canonical_line
 from ci_tools.plan.nixraw import raw_references
 
 NIX_PARSER = "nix-instantiate"
@@ -195,12 +195,11 @@ def _first_error(root: Path, stderr: str) -> str:
 
 def _parsed(root: Path, path: str, line: str) -> NixFile:
     prefix = str(root)
-    canon = Canon(line)
-    text = canon.run()
+    text, paths = canonical_line(line)
     # Paths print absolute: make them relative to the repository so the text is the same
     # wherever it was parsed.
     normalised = text.replace(prefix + "/", "/").replace(prefix, "/")
-    refs = {p[len(prefix) + 1 :] for p in canon.paths if p.startswith(prefix + "/")}
+    refs = {p[len(prefix) + 1 :] for p in paths if p.startswith(prefix + "/")}
     references = tuple(sorted(r for r in refs if r and r != path))
     return NixFile(
         digest="nix:" + hashlib.sha256(normalised.encode()).hexdigest(),

@@ -9,9 +9,9 @@ import pytest
 
 from ci_tools.base import proc
 from ci_tools.base.proc import CommandResult
-from ci_tools.plan import nixinputs
+from ci_tools.plan import nixcanon, nixinputs
 from ci_tools.plan.checkout import folder_index
-from ci_tools.plan.nixcanon import canonical
+from ci_tools.plan.nixcanon import Canon, canonical, canonical_line
 from ci_tools.plan.nixinputs import NixReader, resolve
 from tests.conftest import REPO_ROOT
 
@@ -85,6 +85,25 @@ def test_canonical_sorts_inside_strings_interpolations_only_as_code() -> None:
     assert canonical('(let b = "${(let d = 1; c = 2; in c)}"; a = 1; in a)') == (
         '(let a = 1; b = "${(let c = 2; d = 1; in c)}"; in a)'
     )
+
+
+def test_lines_of_one_template_are_sorted_once_and_each_as_canonical_sorts_it() -> None:
+    """A template's lines differ in their strings: sorted once by their shape, strings put
+    back; where the order depends on what a string holds, sorted as they are."""
+    nixcanon._SHAPES.clear()
+    one = '{ z = "1"; a = { y = "-mavx2"; x = [ "b" ]; }; q = /r/x.nix; }'
+    two = '{ z = "2"; a = { y = "-mavx512f"; x = [ "c" ]; }; q = /r/x.nix; }'
+    for line in (one, two):
+        canon = Canon(line)
+        assert canonical_line(line) == (canon.run(), canon.paths)
+    assert len(nixcanon._SHAPES) == 1
+    # Attribute names that are strings: their placeholders would sort by position.
+    named = '{ "b" = 1; "a" = 2; c = "y"; }'
+    assert canonical_line(named)[0] == canonical(named) == '{ "a" = 2; "b" = 1; c = "y"; }'
+    assert canonical_line('{ "a" = 2; "b" = 1; c = "z"; }')[0] == '{ "a" = 2; "b" = 1; c = "z"; }'
+    # Interpolations and escaped quotes.
+    for line in ('{ b = "x${(let d = 1; c = 2; in c)}"; a = "\\"; }', '{ b = "\\" "; a = 1; }'):
+        assert canonical_line(line)[0] == canonical(line)
 
 
 @needs_nix
