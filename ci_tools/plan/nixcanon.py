@@ -182,8 +182,8 @@ def canonical_line(line: str) -> tuple[str, list[str]]:
     known = _SHAPES.get(shape)
     if known is None:
         canon = Canon(shape, shaped=True)
-        text = canon.run()
-        known = _SHAPES[shape] = (text if canon.exact else None, canon.paths)
+        sorted_shape = canon.run()
+        known = _SHAPES[shape] = (sorted_shape if canon.exact else None, canon.paths)
     text, paths = known
     if text is None:  # the order depends on what the strings hold
         canon = Canon(line)
