@@ -31,7 +31,6 @@ from pathlib import Path
 
 from ci_tools.base import proc
 from ci_tools.plan.nixcanon import canonical_line
-from ci_tools.plan.nixraw import raw_references
 
 NIX_PARSER = "nix-instantiate"
 # Linux's in-memory file system; tempfile makes a private folder in it (mode 0700).
@@ -210,6 +209,10 @@ def _parsed(root: Path, path: str, line: str) -> NixFile:
 
 
 def _raw(path: str, data: bytes, error: str | None) -> NixFile:
+    # Imported here: with Nix only a file it refuses is read raw, and the raw lexer's
+    # expressions cost a start that never needs them.
+    from ci_tools.plan.nixraw import raw_references
+
     found = raw_references(path, data.decode("utf-8", "replace"))
     return NixFile(
         digest="raw:" + hashlib.sha256(data).hexdigest(),
