@@ -83,9 +83,10 @@ def _columns() -> int:
         columns = int(os.environ["COLUMNS"])
         if columns > 0:
             return columns
+    stdout = sys.__stdout__
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-    except (AttributeError, ValueError, OSError):
+        return os.get_terminal_size(stdout.fileno()).columns or 80 if stdout else 80
+    except (ValueError, OSError):
         return 80
 
 
