@@ -29,6 +29,12 @@ class Tree:
     links: Mapping[str, str | None] = field(default_factory=dict)
 
     def folders(self) -> dict[str, list[str]]:
+        """folder -> every file below it (not to be changed); made once a tree: the
+        prefetch and the fingerprints both ask."""
+        return self._folders
+
+    @cached_property
+    def _folders(self) -> dict[str, list[str]]:
         return folder_index(self.files)
 
 
