@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ci_tools.catalog import layout
@@ -172,18 +172,35 @@ class Fingerprinter:
         """The Nix files `paths` of each tree, each loaded and read only if no tree of this
         fingerprinter had the same content at the same path; what is read, read together."""
         outs: list[dict[str, NixFile]] = []
-        loaded: list[Mapping[str, bytes]] = []
+        unread: list[tuple[Tree, list[str]]] = []
         for tree, paths in wanted:
             known = {p: self._known.get((p, tree.files[p])) for p in paths}
             outs.append({p: facts for p, facts in known.items() if facts is not None})
-            rest = [p for p, facts in known.items() if facts is None]
-            loaded.append(tree.load(rest) if rest else {})
-        read = self.reader.read_many(loaded)
+            unread.append((tree, [p for p, facts in known.items() if facts is None]))
+        read = self.reader.read_many(_load_together(unread))
         for (tree, _), out, found in zip(wanted, outs, read, strict=True):
             for path, facts in found.items():
                 self._known[path, tree.files[path]] = facts
                 out[path] = facts
         return outs
+
+
+def _load_together(wanted: Sequence[tuple[Tree, list[str]]]) -> list[Mapping[str, bytes]]:
+    """The files of each tree; those of trees that share a store (one git repository's
+    commits) in one read of it, not one a tree."""
+    out: list[Mapping[str, bytes]] = [{} for _ in wanted]
+    stores: dict[Callable[[Sequence[str]], Mapping[str, bytes]], list[int]] = {}
+    for index, (tree, paths) in enumerate(wanted):
+        if paths and tree.blobs is None:
+            out[index] = tree.load(paths)
+        elif paths and tree.blobs is not None:
+            stores.setdefault(tree.blobs, []).append(index)
+    for read, indexes in stores.items():
+        data = read([wanted[i][0].files[p] for i in indexes for p in wanted[i][1]])
+        for i in indexes:
+            tree, paths = wanted[i]
+            out[i] = {p: data[tree.files[p]] for p in paths}
+    return out
 
 
 def _shared(tree: Tree) -> list[str]:
