@@ -6,9 +6,11 @@
    checkout (issue 17), with `nix-instantiate` on PATH when the machine has it, as a ratio
    to `python -c pass` on the same machine. Goal: <= 6x (the matrix path imports neither
    PyGithub nor jinja2, and computes no fingerprint). Also, each as a ratio, without Nix on
-   PATH; with `--github-output` (the workflow's call: it fingerprints every stack); and as
-   pip installs it (its modules compiled to bytecode beforehand; as run here, with
-   PYTHONDONTWRITEBYTECODE set, every start compiles every module it imports).
+   PATH; with `--github-output` (the workflow's call: it fingerprints every stack; goal:
+   <= 10x); and as pip installs it (its modules compiled to bytecode beforehand, as an
+   editable install has them from its second start; goal: <= 6x). The copies without
+   `__pycache__` compile every module at every start only where PYTHONDONTWRITEBYTECODE is
+   set (the first line says); elsewhere the first run writes the bytecode.
 2. Scale: `ci-tools matrix --github-output --max-shards 64` over a generated catalog of P
    Pythons x S SMs (the defaults give 5,187 variants on one branch), once per package and
    once per stack. Goal: <= 1 s each; and the sharding must be right: `count`, `shards`, no
@@ -44,6 +46,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 COLD_GOAL = 6.0
+GITHUB_OUTPUT_GOAL = 10.0  # issue 31: the workflow's call, which fingerprints every stack
 SCALE_GOAL_S = 1.0
 SHARD_SIZE = 256
 # GitHub: "Outputs can be a maximum of 1 MB per job ... approximated based on UTF-16".
@@ -76,6 +79,7 @@ class Command:
     label: str
     argv: tuple[str, ...]
     env: dict[str, str]
+    goal: float | None = None  # the most it may take, as a ratio to `python -c pass`
 
 
 def cold_start_commands(tmp: Path) -> list[Command]:
@@ -100,7 +104,7 @@ def cold_start_commands(tmp: Path) -> list[Command]:
     git = shutil.which("git")
     has_nix = shutil.which("nix-instantiate") is not None
     label = "ci-tools matrix --branch main" + ("" if has_nix else " (this machine has no Nix)")
-    commands = [Command(label, MATRIX, child_env({"PYTHONPATH": str(fresh)}))]
+    commands = [Command(label, MATRIX, child_env({"PYTHONPATH": str(fresh)}), COLD_GOAL)]
     if git is not None and has_nix:
         only_git = tmp / "bin"
         only_git.mkdir()
@@ -109,10 +113,11 @@ def cold_start_commands(tmp: Path) -> list[Command]:
         commands.append(Command("  the same without nix-instantiate on PATH", MATRIX, env))
     env = child_env({"PYTHONPATH": str(fresh), "GITHUB_OUTPUT": str(tmp / "github-output")})
     argv = (*MATRIX, "--github-output")
-    commands.append(Command("  the same with --github-output (fingerprints)", argv, env))
+    label = "  the same with --github-output (fingerprints)"
+    commands.append(Command(label, argv, env, GITHUB_OUTPUT_GOAL))
     env = child_env({"PYTHONPATH": str(compiled)})
     label = "  the same as pip installs it (bytecode compiled)"
-    commands.append(Command(label, MATRIX, env))
+    commands.append(Command(label, MATRIX, env, COLD_GOAL))
     return commands
 
 
@@ -135,13 +140,12 @@ def report_cold_start(runs: int) -> None:
         commands = cold_start_commands(Path(tmp))
         base, medians = cold_start(runs, commands)
     print(f"cold start  python -c pass: {base * 1000:.0f} ms")
-    for index, (command, seconds) in enumerate(zip(commands, medians, strict=True)):
+    for command, seconds in zip(commands, medians, strict=True):
         ratio = seconds / base
-        goal = f" (goal <= {COLD_GOAL:.0f}x: {'met' if ratio <= COLD_GOAL else 'MISSED'})"
-        print(
-            f"cold start  {command.label}: {seconds * 1000:.0f} ms; "
-            f"ratio {ratio:.1f}x{goal if index == 0 else ''}"
-        )
+        limit = command.goal
+        verdict = "met" if limit is not None and ratio <= limit else "MISSED"
+        goal = f" (goal <= {limit:.0f}x: {verdict})" if limit is not None else ""
+        print(f"cold start  {command.label}: {seconds * 1000:.0f} ms; ratio {ratio:.1f}x{goal}")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ Each is also given as a ratio to `python -c pass` on the same machine, runs inte
 that a busy moment hits all alike. `--baseline CHECKOUT` (another checkout of ci-tools, e.g.
 `git worktree add /tmp/base main`) times its ci_tools on the same fixture in the same runs,
 before/after from one machine at one time. Every command runs a copy of ci_tools without
-`__pycache__`, as a fresh checkout has it. It exits 1 only when an output is wrong (the two
+`__pycache__`, as a fresh checkout has it (with PYTHONDONTWRITEBYTECODE set, as on the
+machine these figures were first taken on, every start compiles every module it imports), and
+a copy compiled to bytecode, as `pip install .` leaves it for the workflow's plan job. It exits 1 only when an output is wrong (the two
 checkouts' matrices differ, or the expected stacks are not scheduled), never for a timing.
 """
 
@@ -43,6 +45,9 @@ GOAL_S = 0.25
 CHANGED = "pytorch-python313-cuda12_8-sm90-avx512"  # the recipe the history changes
 BROKEN = "pytorch-python313-cpu-avx2"  # the recipe the last commit breaks
 PINNED = "sha256 = null;"
+# The copy compiled to bytecode: what `pip install .` gives the workflow's plan job, and an
+# editable install from its second start (without PYTHONDONTWRITEBYTECODE).
+BYTECODE = "this, bytecode as pip installs it"
 
 
 def git(root: Path, *args: str) -> str:
@@ -115,11 +120,18 @@ CASES = (
 BROKEN_CASE = Case("--since HEAD~1, one recipe unparsable", ("--since", "HEAD~1"))
 
 
-def copy_code(checkout: Path, into: Path) -> Path:
-    """A copy of the checkout's ci_tools without `__pycache__`, as a fresh clone has it."""
+def copy_code(checkout: Path, into: Path, *, compiled: bool = False) -> Path:
+    """A copy of the checkout's ci_tools without `__pycache__`, as a fresh clone has it, or
+    `compiled` to bytecode, as `pip install .` (the workflow's plan job) leaves it."""
     shutil.copytree(
         checkout / "ci_tools", into / "ci_tools", ignore=shutil.ignore_patterns("__pycache__")
     )
+    if compiled:
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(into)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return into
 
 
@@ -202,8 +214,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-since-") as tmp:
         work = Path(tmp)
         sites = {"this": copy_code(REPO, work / "this")}
+        sites[BYTECODE] = copy_code(REPO, work / "this-compiled", compiled=True)
         if args.baseline is not None:
-            sites = {"baseline": copy_code(args.baseline, work / "baseline"), **sites}
+            sites = {
+                "baseline": copy_code(args.baseline, work / "baseline"),
+                f"baseline, {BYTECODE.removeprefix('this, ')}": copy_code(
+                    args.baseline, work / "baseline-compiled", compiled=True
+                ),
+                **sites,
+            }
         root = work / "repo"
         fixture(root)
         base, medians, wrong = measure(sites, root, CASES, args.runs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import io
 import os
@@ -15,6 +16,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from types import ModuleType
+from typing import Any
 
 from ci_tools import __version__
 from ci_tools.base import escape, redact
@@ -66,8 +68,42 @@ def _load(command: str) -> ModuleType:
     return importlib.import_module(COMMANDS[command][0])
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's, but its width found without `shutil`: argparse makes a formatter for every
+    argument it adds, and `shutil` imports the compression modules, a cost at every start of
+    every command. The width is what `shutil.get_terminal_size` gives: COLUMNS, else the
+    terminal's, else 80."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = _columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+@functools.cache
+def _columns() -> int:
+    with contextlib.suppress(KeyError, ValueError):
+        columns = int(os.environ["COLUMNS"])
+        if columns > 0:
+            return columns
+    stdout = sys.__stdout__
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80 if stdout else 80
+    except (ValueError, OSError):
+        return 80
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse exits 2 on bad arguments already; this keeps its message to one clear line."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(**kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
@@ -102,9 +138,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ci-tools {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    # With a command named, only its parser: the others' would never be used.
     for name, (_, help_text) in COMMANDS.items():
-        command_parser = sub.add_parser(name, help=help_text, description=help_text)
         if only is None or name == only:
+            command_parser = sub.add_parser(name, help=help_text, description=help_text)
             _load(name).configure(command_parser)
     return parser
 

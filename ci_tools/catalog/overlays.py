@@ -8,7 +8,6 @@ that call starts before the catalog's YAML is read (`prefetch`), and runs while 
 from __future__ import annotations
 
 import functools
-import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,6 +68,8 @@ def parse_errors(paths: Sequence[Path]) -> dict[str, str]:
         started.join()  # a prefetch of every overlay: when all of them parse, so do these
         if set(versions) <= set(every) and _all_parse(every):
             return {}
+    import shutil  # here: most loads name no overlay, or find them parsed already
+
     if shutil.which("nix-instantiate") is None:
         return {}  # only their existence is checked
     return dict(_parse_errors_cached(versions))
@@ -103,16 +104,13 @@ def _all_parse(versions: tuple[tuple[str, int, int], ...]) -> bool:
     its import, on every start): what Nix says is read when something does not parse."""
     import subprocess
 
-    nix = shutil.which("nix-instantiate")
-    if nix is None:
-        return False
     files = [path for path, _, _ in versions]
     quiet = subprocess.DEVNULL
-    try:
+    try:  # found on PATH as `shutil.which` would (whose import costs every start more)
         process = subprocess.Popen(
-            [nix, "--parse", *files], stdin=quiet, stdout=quiet, stderr=quiet
+            ["nix-instantiate", "--parse", *files], stdin=quiet, stdout=quiet, stderr=quiet
         )
-    except OSError:  # the parse one file at a time says why
+    except OSError:  # not installed (FileNotFoundError); the parse one file at a time says why
         return False
     timer = threading.Timer(60, process.kill)
     timer.start()

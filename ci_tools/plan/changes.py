@@ -8,8 +8,9 @@ This is the `--since REF` mode; the plan job's normal mode asks which fingerprin
 already green (`statuses`), and this is its fallback without a token.
 
 Cost: two `git ls-tree`, one `git cat-file --batch` per tree and side for the Nix files
-read, one `nix-instantiate --parse` per import depth for the files that differ (files equal
-at both commits are parsed once), and, when the catalog is in use, one `git show` of it at REF.
+read, one `nix-instantiate --parse` for both commits' recipes and shared Nix code (files
+equal at both commits are parsed once; `Fingerprinter.prefetch`) and one more per import
+depth beyond them, and, when the catalog is in use, one `git show` of it at REF.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ci_tools.plan.checkout import Checkout
+from ci_tools.plan.checkout import Checkout, Tree
 from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
 
 # GitHub sends the all-zero id as `github.event.before` for a new branch.
@@ -40,26 +41,16 @@ class ChangeSet:
         return cls(stacks=None, notice=notice)
 
 
-def since(
-    checkout: Checkout,
-    ref: str,
-    *,
-    stacks: Mapping[str, Sequence[str]],
-    head: Fingerprints,
-    fingerprinter: Fingerprinter,
-    facts_at: FactsAt,
-) -> ChangeSet:
-    """The stacks whose fingerprint at `ref` differs from `head` (computed at HEAD).
+@dataclass(frozen=True, kw_only=True)
+class Base:
+    """The commit `--since REF` names, and its tree."""
 
-    Both sides must be of one kind (`kinds`): Nix's parse and raw bytes differ for the same
-    inputs, so a comparison across kinds would call every stack changed; it is refused, and
-    everything scheduled with a notice that says why."""
-    if head.kind is not fingerprinter.kind:
-        return ChangeSet.full(
-            f"--since {ref}: HEAD's fingerprints are of {head.kind.description}, the "
-            f"comparison's would be of {fingerprinter.kind.description}; fingerprints of two "
-            "kinds are never compared: scheduling the full matrix"
-        )
+    commit: str
+    tree: Tree
+
+
+def base_of(checkout: Checkout, ref: str) -> Base | ChangeSet:
+    """The commit `ref` names and its tree; where there is none, the full matrix and why."""
     if _ZERO_SHA.fullmatch(ref):
         return ChangeSet.full(
             f"--since {ref}: no previous commit (a new branch); scheduling the full matrix"
@@ -70,15 +61,43 @@ def since(
             f"--since {ref}: {checkout.root} is not in a git repository with commits; "
             "scheduling the full matrix"
         )
-    base = git.resolve_commit(ref)
-    if base is None:
+    commit = git.resolve_commit(ref)
+    if commit is None:
         return ChangeSet.full(
             f"--since {ref}: this clone has no such commit (a force push, or a shallow clone: "
             "check out with fetch-depth: 0); scheduling the full matrix"
         )
-    facts = facts_at(base)
+    return Base(commit=commit, tree=checkout.tree(commit, ref))
+
+
+def since(
+    checkout: Checkout,
+    ref: str,
+    *,
+    stacks: Mapping[str, Sequence[str]],
+    head: Fingerprints,
+    fingerprinter: Fingerprinter,
+    facts_at: FactsAt,
+    base: Base | ChangeSet | None = None,
+) -> ChangeSet:
+    """The stacks whose fingerprint at `ref` differs from `head` (computed at HEAD); `base`:
+    what `base_of` said of `ref`, when the caller asked it already.
+
+    Both sides must be of one kind (`kinds`): Nix's parse and raw bytes differ for the same
+    inputs, so a comparison across kinds would call every stack changed; it is refused, and
+    everything scheduled with a notice that says why."""
+    if head.kind is not fingerprinter.kind:
+        return ChangeSet.full(
+            f"--since {ref}: HEAD's fingerprints are of {head.kind.description}, the "
+            f"comparison's would be of {fingerprinter.kind.description}; fingerprints of two "
+            "kinds are never compared: scheduling the full matrix"
+        )
+    found = base if base is not None else base_of(checkout, ref)
+    if isinstance(found, ChangeSet):
+        return found
+    facts = facts_at(found.commit)
     if isinstance(facts, str):
         return ChangeSet.full(f"--since {ref}: {facts}; scheduling the full matrix")
-    before = fingerprinter.stacks(checkout.tree(base, ref), stacks, facts)
+    before = fingerprinter.stacks(found.tree, stacks, facts)
     changed = {s for s in stacks if before.by_stack.get(s) != head.by_stack.get(s)}
     return ChangeSet(stacks=frozenset(changed), notice=None)

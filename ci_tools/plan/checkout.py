@@ -27,8 +27,17 @@ class Tree:
     # Symbolic links among `files` -> the file they lead to in the tree (followed link by
     # link, as Nix follows them), or None when that is outside the tree or nothing.
     links: Mapping[str, str | None] = field(default_factory=dict)
+    # Contents by content id, where the trees of one repository share a store (git's): the
+    # files of two commits are then read in one go.
+    blobs: Callable[[Sequence[str]], Mapping[str, bytes]] | None = None
 
     def folders(self) -> dict[str, list[str]]:
+        """folder -> every file below it (not to be changed); made once a tree: the
+        prefetch and the fingerprints both ask."""
+        return self._folders
+
+    @cached_property
+    def _folders(self) -> dict[str, list[str]]:
         return folder_index(self.files)
 
 
@@ -45,7 +54,13 @@ def git_tree(git: GitRepo, commit: str, prefix: str, label: str) -> Tree:
 
     found = sorted(p.removeprefix(prefix) for p in symlinks if p.startswith(prefix))
     targets = {p: os.fsdecode(text) for p, text in load(found).items()} if found else {}
-    return Tree(label=label, files=blobs, load=load, links=follow_links(targets, blobs))
+    return Tree(
+        label=label,
+        files=blobs,
+        load=load,
+        links=follow_links(targets, blobs),
+        blobs=git.blobs,
+    )
 
 
 def dir_tree(root: Path) -> Tree:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ci_tools.catalog import layout
@@ -118,14 +118,7 @@ class Fingerprinter:
         missing: dict[str, list[str]] = {}
         frontier = sorted(set(starts))
         seen = set(frontier)
-        # Shared Nix code lives in these folders: parsing it with the recipes saves Nix a
-        # start per import depth; files elsewhere are read when something references them.
-        shared = [
-            p
-            for p in tree.files
-            if p.endswith(".nix") and p.startswith(_SHARED) and p not in tree.links
-        ]
-        prefetch = set(shared) if frontier else set()
+        prefetch = set(_shared(tree)) if frontier else set()
         while frontier:
             # A link is not read as Nix (its blob is its target's path): it leads to its target.
             nix_paths = [p for p in frontier if p.endswith(".nix") and p not in tree.links]
@@ -155,16 +148,69 @@ class Fingerprinter:
             seen.update(frontier)
         return graph, nix, missing
 
+    def prefetch(self, trees: Sequence[Tree], stacks: Mapping[str, Sequence[str]]) -> None:
+        """Read what the fingerprints of `stacks` at each of `trees` start from (the members'
+        recipes and the shared Nix code) in one go: HEAD's and REF's files cost one start of
+        Nix together, not one each. Each (path, content) is read once, by the first tree."""
+        names = sorted({n for members in stacks.values() for n in members})
+        seen: set[tuple[str, str]] = set(self._known)
+        wanted: list[tuple[Tree, list[str]]] = []
+        for tree in trees:
+            folders = tree.folders()
+            starts = [p for n in names for p in recipe_files(n, tree.files, folders)]
+            paths = {p for p in starts if p.endswith(".nix") and p not in tree.links}
+            paths |= set(_shared(tree)) if starts else set()
+            fresh = sorted(p for p in paths if (p, tree.files[p]) not in seen)
+            seen.update((p, tree.files[p]) for p in fresh)
+            wanted.append((tree, fresh))
+        self._read_many(wanted)
+
     def _read(self, tree: Tree, paths: Sequence[str]) -> dict[str, NixFile]:
-        """The Nix files `paths` of `tree`, each loaded and read only if no tree of this
-        fingerprinter had the same content at the same path."""
-        out = {p: self._known[p, tree.files[p]] for p in paths if (p, tree.files[p]) in self._known}
-        rest = [p for p in paths if p not in out]
-        if rest:
-            for path, facts in self.reader.read(tree.load(rest)).items():
+        return self._read_many([(tree, paths)])[0]
+
+    def _read_many(self, wanted: Sequence[tuple[Tree, Sequence[str]]]) -> list[dict[str, NixFile]]:
+        """The Nix files `paths` of each tree, each loaded and read only if no tree of this
+        fingerprinter had the same content at the same path; what is read, read together."""
+        outs: list[dict[str, NixFile]] = []
+        unread: list[tuple[Tree, list[str]]] = []
+        for tree, paths in wanted:
+            known = {p: self._known.get((p, tree.files[p])) for p in paths}
+            outs.append({p: facts for p, facts in known.items() if facts is not None})
+            unread.append((tree, [p for p, facts in known.items() if facts is None]))
+        read = self.reader.read_many(_load_together(unread))
+        for (tree, _), out, found in zip(wanted, outs, read, strict=True):
+            for path, facts in found.items():
                 self._known[path, tree.files[path]] = facts
                 out[path] = facts
-        return out
+        return outs
+
+
+def _load_together(wanted: Sequence[tuple[Tree, list[str]]]) -> list[Mapping[str, bytes]]:
+    """The files of each tree; those of trees that share a store (one git repository's
+    commits) in one read of it, not one a tree."""
+    out: list[Mapping[str, bytes]] = [{} for _ in wanted]
+    stores: dict[Callable[[Sequence[str]], Mapping[str, bytes]], list[int]] = {}
+    for index, (tree, paths) in enumerate(wanted):
+        if paths and tree.blobs is None:
+            out[index] = tree.load(paths)
+        elif paths and tree.blobs is not None:
+            stores.setdefault(tree.blobs, []).append(index)
+    for read, indexes in stores.items():
+        data = read([wanted[i][0].files[p] for i in indexes for p in wanted[i][1]])
+        for i in indexes:
+            tree, paths = wanted[i]
+            out[i] = {p: data[tree.files[p]] for p in paths}
+    return out
+
+
+def _shared(tree: Tree) -> list[str]:
+    """Shared Nix code lives in these folders: parsing it with the recipes saves Nix a start
+    per import depth; files elsewhere are read when something references them."""
+    return [
+        p
+        for p in tree.files
+        if p.endswith(".nix") and p.startswith(_SHARED) and p not in tree.links
+    ]
 
 
 def _reach(starts: Iterable[str], graph: Mapping[str, list[str]]) -> set[str]:

@@ -14,8 +14,9 @@ strings included: more references, never fewer (`nixraw`, which also says which 
 
 Cost: the files are written once to a temporary folder and parsed by one `nix-instantiate`
 per `_CHUNK` files (it prints one line per file); results are cached by (path, content), so a
-second commit costs only the files that differ. A file Nix refuses to parse is read raw,
-and its error is kept for the caller to report.
+second commit costs only the files that differ, and `read_many` parses those of several
+commits in the same call. A file Nix refuses to parse is read raw, and its error is kept for
+the caller to report.
 """
 
 from __future__ import annotations
@@ -24,19 +25,19 @@ import contextlib
 import hashlib
 import os
 import posixpath
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_tools.base import proc
-from ci_tools.plan.nixraw import raw_references
+from ci_tools.plan.nixcanon import canonical_line
 
 NIX_PARSER = "nix-instantiate"
 # Linux's in-memory file system; tempfile makes a private folder in it (mode 0700).
 _MEMORY = Path("/dev/shm")  # noqa: S108
 _CHUNK = 400
 _TIMEOUT = 300
+Version = tuple[str, bytes]  # a file's repository path and content
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,74 +68,83 @@ class NixReader:
 
     def read(self, files: Mapping[str, bytes]) -> dict[str, NixFile]:
         """`files`: repository path -> content. Paths are relative to the repository root."""
-        out: dict[str, NixFile] = {}
-        todo: dict[str, bytes] = {}
-        for path, data in files.items():
-            cached = self._cache.get((path, data))
-            if cached is not None:
-                out[path] = cached
-            else:
-                todo[path] = data
+        return self.read_many([files])[0]
+
+    def read_many(self, trees: Sequence[Mapping[str, bytes]]) -> list[dict[str, NixFile]]:
+        """`read` for the files of several trees (commits) at once: what none of them had
+        read before is parsed together, so two commits cost one start of Nix, not two (a
+        start costs more than parsing 200 recipes)."""
+        todo = list(
+            dict.fromkeys(
+                version
+                for files in trees
+                for version in files.items()
+                if version not in self._cache
+            )
+        )
         if todo:
             fresh = self._parse_all(todo) if self.use_nix else {}
-            for path, data in todo.items():
-                result = fresh.get(path) or _raw(path, data, None)
-                self._cache[(path, data)] = result
-                out[path] = result
-        return out
+            for version in todo:
+                self._cache[version] = fresh.get(version) or _raw(*version, None)
+        return [{path: self._cache[path, data] for path, data in files.items()} for files in trees]
 
-    def _parse_all(self, files: Mapping[str, bytes]) -> dict[str, NixFile]:
+    def _parse_all(self, todo: list[Version]) -> dict[Version, NixFile]:
         """The files written to a temporary folder, in memory where Linux has one (writing
         237 recipes to a busy disk's /tmp took 150 ms, to /dev/shm 12 ms), and parsed."""
         if _MEMORY.is_dir() and os.access(_MEMORY, os.W_OK):
             with contextlib.suppress(OSError):  # full (a container's 64 MB): the disk then
-                return self._parse_in(_MEMORY, files)
-        return self._parse_in(None, files)
+                return self._parse_in(_MEMORY, todo)
+        return self._parse_in(None, todo)
 
-    def _parse_in(self, where: Path | None, files: Mapping[str, bytes]) -> dict[str, NixFile]:
+    def _parse_in(self, where: Path | None, todo: list[Version]) -> dict[Version, NixFile]:
+        """Each version of a path in a folder of its own (`r0/PATH`, `r1/PATH`: a file's path
+        literals resolve against its own tree), all parsed together."""
         import tempfile  # only when there is something to parse
 
-        out: dict[str, NixFile] = {}
+        layers: dict[str, int] = {}
+        placed: dict[Version, str] = {}
+        for path, data in todo:
+            layers[path] = layers.get(path, -1) + 1
+            placed[path, data] = f"r{layers[path]}"
+        out: dict[Version, NixFile] = {}
         with tempfile.TemporaryDirectory(prefix="ci-tools-nix-", dir=where) as tmp:
-            root = Path(tmp).resolve() / "r"
-            for folder in sorted({posixpath.dirname(path) for path in files}):
-                (root / folder).mkdir(parents=True, exist_ok=True)  # once a folder, not a file
-            for path, data in files.items():
-                (root / path).write_bytes(data)
-            paths = sorted(files)
-            for start in range(0, len(paths), _CHUNK):
-                chunk = paths[start : start + _CHUNK]
-                out.update(self._parse_chunk(root, chunk, files))
+            top = Path(tmp).resolve()
+            for folder in sorted({posixpath.dirname(f"{placed[v]}/{v[0]}") for v in todo}):
+                (top / folder).mkdir(parents=True, exist_ok=True)  # once a folder, not a file
+            for (path, data), layer in placed.items():
+                (top / layer / path).write_bytes(data)
+            ordered = sorted(todo, key=lambda v: (placed[v], v[0]))
+            for start in range(0, len(ordered), _CHUNK):
+                batch = _Batch(top, placed, ordered[start : start + _CHUNK])
+                out.update(self._parse_chunk(batch))
         return out
 
-    def _parse_chunk(
-        self, root: Path, chunk: list[str], files: Mapping[str, bytes]
-    ) -> dict[str, NixFile]:
-        """Parse `chunk` in one call. Nix stops at the first file it refuses, having printed
+    def _parse_chunk(self, batch: _Batch) -> dict[Version, NixFile]:
+        """Parse `batch` in one call. Nix stops at the first file it refuses, having printed
         the lines of those before it, and names that file in its error: those are kept, the
         refused one read raw, and the rest parsed in the next call, so each refused file
         costs one call more. A failure that names no file is split in halves instead."""
-        out: dict[str, NixFile] = {}
-        rest = chunk
+        out: dict[Version, NixFile] = {}
+        rest = batch.versions
         while rest:
-            lines, error = self._parse(root, rest)
+            lines, error = self._parse(batch.top, [batch.name(v) for v in rest])
             if error is None:
-                out.update({p: _parsed(root, p, line) for p, line in zip(rest, lines, strict=True)})
+                out.update({v: batch.parsed(v, line) for v, line in zip(rest, lines, strict=True)})
                 return out
             done = len(lines)
             refused = rest[done] if done < len(rest) else None
-            if refused is None or f"{root}/{refused}:" not in error:
+            if refused is None or f"{batch.top}/{batch.name(refused)}:" not in error:
                 if len(rest) == 1:
-                    out[rest[0]] = _raw(rest[0], files[rest[0]], _first_error(root, error))
+                    out[rest[0]] = batch.refused(rest[0], error)
                     return out
                 half = len(rest) // 2
-                out.update(self._parse_chunk(root, rest[:half], files))
-                out.update(self._parse_chunk(root, rest[half:], files))
+                out.update(self._parse_chunk(batch.part(rest[:half])))
+                out.update(self._parse_chunk(batch.part(rest[half:])))
                 return out
             out.update(
-                {p: _parsed(root, p, line) for p, line in zip(rest[:done], lines, strict=True)}
+                {v: batch.parsed(v, line) for v, line in zip(rest[:done], lines, strict=True)}
             )
-            out[refused] = _raw(refused, files[refused], _first_error(root, error))
+            out[refused] = batch.refused(refused, error)
             rest = rest[done + 1 :]
         return out
 
@@ -153,6 +163,27 @@ class NixReader:
         return lines, None
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """Versions parsed in one call: each lies at `top/<its folder>/<its path>`."""
+
+    top: Path
+    placed: Mapping[Version, str]  # version -> its folder under `top`
+    versions: list[Version]
+
+    def name(self, version: Version) -> str:
+        return f"{self.placed[version]}/{version[0]}"
+
+    def part(self, versions: list[Version]) -> _Batch:
+        return _Batch(self.top, self.placed, versions)
+
+    def parsed(self, version: Version, line: str) -> NixFile:
+        return _parsed(self.top / self.placed[version], version[0], line)
+
+    def refused(self, version: Version, error: str) -> NixFile:
+        return _raw(*version, _first_error(self.top / self.placed[version], error))
+
+
 def _first_error(root: Path, stderr: str) -> str:
     """The first line of Nix's error, with the temporary folder left out of its paths."""
     text = stderr.replace(str(root) + "/", "").strip()
@@ -163,12 +194,11 @@ def _first_error(root: Path, stderr: str) -> str:
 
 def _parsed(root: Path, path: str, line: str) -> NixFile:
     prefix = str(root)
-    canon = _Canon(line)
-    text = canon.run()
+    text, paths = canonical_line(line)
     # Paths print absolute: make them relative to the repository so the text is the same
     # wherever it was parsed.
     normalised = text.replace(prefix + "/", "/").replace(prefix, "/")
-    refs = {p[len(prefix) + 1 :] for p in canon.paths if p.startswith(prefix + "/")}
+    refs = {p[len(prefix) + 1 :] for p in paths if p.startswith(prefix + "/")}
     references = tuple(sorted(r for r in refs if r and r != path))
     return NixFile(
         digest="nix:" + hashlib.sha256(normalised.encode()).hexdigest(),
@@ -178,134 +208,11 @@ def _parsed(root: Path, path: str, line: str) -> NixFile:
     )
 
 
-def canonical(text: str) -> str:
-    """`--parse` output with every attribute set's bindings, every `let`'s bindings and every
-    function's formals in sorted order.
-
-    Nix 2.8 prints them in the order of its symbol table (`Symbol` compares by address), so
-    the same file prints differently after other files were parsed in the same process.
-    Their order carries no meaning (Nix keeps them in maps), so sorting them loses nothing:
-    two texts are equal after this exactly when Nix's trees are equal.
-    """
-    return _Canon(text).run()
-
-
-# The only places the printed grammar's structure can change: escapes and interpolations in
-# strings, brackets, separators, and `let ... in`. Everything between is copied as is.
-_TOKENS = re.compile(r'\\.|\$\{|[{}()\[\];,"]|(?<![A-Za-z0-9_\'-])(?:let|in) ')
-_SPLIT = re.compile(f"({_TOKENS.pattern})")  # the text between tokens, and the tokens
-_CLOSE = {"(": ")", "[": "]", "{": "}"}
-# A path as `--parse` prints it: absolute, outside string literals.
-_PRINTED_PATH = re.compile(r"(?<![A-Za-z0-9_'\-.])/[A-Za-z0-9._+\-/]+")
-
-
-class _Canon:
-    """One pass over a `--parse` line: the canonical text, and the paths it holds.
-
-    The line is split once (in C) into the text between tokens, `gaps`, and the tokens:
-    token k follows gap k, and the last gap follows the last token."""
-
-    def __init__(self, text: str) -> None:
-        pieces = _SPLIT.split(text)
-        self.gaps = pieces[0::2]
-        self.tokens = pieces[1::2]
-        self.k = 0
-        self.paths: list[str] = []
-
-    def run(self) -> str:
-        return "".join(self.group("", bindings=False)[0])
-
-    def code(self) -> str:
-        """The text outside strings before the next token (or after the last); its paths are
-        collected. Taken once: the gap is empty afterwards."""
-        chunk = self.gaps[self.k]
-        if chunk:
-            self.gaps[self.k] = ""
-            if "/" in chunk:
-                self.paths.extend(_PRINTED_PATH.findall(chunk))
-        return chunk
-
-    def group(self, closer: str, *, bindings: bool) -> tuple[list[str], dict[str, list[int]]]:
-        """Up to `closer` (consumed), or for `let` bindings up to the `in` after a `;`.
-
-        Returns the pieces and, per separator, where this level's separators are in them.
-        """
-        parts: list[str] = []
-        seps: dict[str, list[int]] = {";": [], ",": []}
-        tokens = self.tokens
-        while self.k < len(tokens):
-            lexeme = tokens[self.k]
-            parts.append(self.code())
-            if lexeme == closer:
-                self.k += 1
-                return parts, seps
-            if lexeme == "in " and bindings and _after_a_binding(parts, seps[";"]):
-                return parts, seps  # the `in` is the caller's
-            self.k += 1
-            if lexeme in seps:
-                seps[lexeme].append(len(parts))
-                parts.append(lexeme)
-            elif lexeme == "let ":
-                parts.append("let" + _sorted(*self.group("", bindings=True)))
-            elif lexeme == '"':
-                parts.append(self.string())
-            elif lexeme in _CLOSE:
-                inner, inner_seps = self.group(_CLOSE[lexeme], bindings=False)
-                body = _sorted(inner, inner_seps) if lexeme == "{" else "".join(inner)
-                parts.append(lexeme + body + _CLOSE[lexeme])
-            else:
-                parts.append(lexeme)
-        parts.append(self.code())
-        return parts, seps
-
-    def string(self) -> str:
-        """The rest of a string literal, its `${...}` parts canonical."""
-        parts = ['"']
-        tokens = self.tokens
-        while self.k < len(tokens):
-            lexeme = tokens[self.k]
-            parts.append(self.gaps[self.k])
-            self.gaps[self.k] = ""
-            self.k += 1
-            if lexeme == '"':
-                parts.append(lexeme)
-                return "".join(parts)
-            if lexeme == "${":
-                parts.append("${" + "".join(self.group("}", bindings=False)[0]) + "}")
-            else:
-                parts.append(lexeme)
-        parts.append(self.gaps[self.k])
-        self.gaps[self.k] = ""
-        return "".join(parts)
-
-
-def _after_a_binding(parts: list[str], semicolons: list[int]) -> bool:
-    """Whether nothing but blanks follows the last `;` of `parts` (a `let`'s `in` comes)."""
-    return bool(semicolons) and not "".join(parts[semicolons[-1] + 1 :]).strip()
-
-
-def _sorted(parts: list[str], seps: dict[str, list[int]]) -> str:
-    """A group's bindings (`a = 1; b = 2;`) or formals (`x, y ? 1, ...`) in sorted order."""
-    for separator in (";", ","):
-        cuts = seps[separator]
-        if not cuts:
-            continue
-        pieces: list[str] = []
-        start = 0
-        for cut in cuts:
-            pieces.append("".join(parts[start:cut]).strip())
-            start = cut + 1
-        pieces.append("".join(parts[start:]).strip())
-        rest = [p for p in pieces if p]
-        tail = [p for p in rest if p == "..."]
-        body = sorted(p for p in rest if p != "...")
-        if separator == ";":
-            return " " + "; ".join(body) + "; "
-        return " " + ", ".join(body + tail) + " "
-    return "".join(parts)
-
-
 def _raw(path: str, data: bytes, error: str | None) -> NixFile:
+    # Imported here: with Nix only a file it refuses is read raw, and the raw lexer's
+    # expressions cost a start that never needs them.
+    from ci_tools.plan.nixraw import raw_references
+
     found = raw_references(path, data.decode("utf-8", "replace"))
     return NixFile(
         digest="raw:" + hashlib.sha256(data).hexdigest(),

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ci_tools.base import ghoutput
 from ci_tools.base.errors import InputError
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.plan.changes import FactsAt, since
+from ci_tools.plan.changes import Base, ChangeSet, FactsAt, base_of, since
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
 from ci_tools.plan.kinds import FingerprintKind
@@ -63,10 +63,13 @@ def schedule_stacks(
     """Fingerprint `stacks` (entry name -> member variants) at HEAD, warn about what the
     fingerprints found wrong (references to nothing, files Nix cannot parse), and schedule."""
     fingerprinter = Fingerprinter(reader_for(schedule.kind))
+    base = _base(schedule, checkout, env)
+    trees = [checkout.head] + ([base.tree] if isinstance(base, Base) else [])
+    fingerprinter.prefetch(trees, stacks)  # HEAD's and REF's files: one start of Nix
     head = fingerprinter.stacks(checkout.head, stacks, head_facts)
     for problem in head.problems:
         ghoutput.warning(problem, env)
-    keep, why_empty = _keep(schedule, checkout, stacks, head, fingerprinter, facts_at, env)
+    keep, why_empty = _keep(schedule, checkout, stacks, head, fingerprinter, facts_at, base, env)
     return Scheduled(fingerprints=head.by_stack, keep=keep, why_empty=why_empty, kind=head.kind)
 
 
@@ -85,6 +88,21 @@ def reader_for(kind: FingerprintKind | None) -> NixReader:
     return reader
 
 
+def _base(
+    schedule: Schedule, checkout: Checkout, env: Mapping[str, str]
+) -> Base | ChangeSet | None:
+    """The commit `--since REF` compares with, asked before HEAD is fingerprinted so that
+    both trees are read together; None where the comparison is not the plan (no --since, or
+    --until-green with a token to read the greens: --since is then only its fallback)."""
+    if schedule.since is None or (schedule.until_green and _token(env)):
+        return None
+    return base_of(checkout, schedule.since)
+
+
+def _token(env: Mapping[str, str]) -> bool:
+    return any(env.get(v, "").strip() for v in ("GITHUB_TOKEN", "GH_TOKEN"))
+
+
 def _keep(
     schedule: Schedule,
     checkout: Checkout,
@@ -92,6 +110,7 @@ def _keep(
     head: Fingerprints,
     fingerprinter: Fingerprinter,
     facts_at: FactsAt,
+    base: Base | ChangeSet | None,
     env: Mapping[str, str],
 ) -> tuple[frozenset[str] | None, str]:
     """The stacks to build (None: all) and, for an empty result, why."""
@@ -110,6 +129,7 @@ def _keep(
         head=head,
         fingerprinter=fingerprinter,
         facts_at=facts_at,
+        base=base,
     )
     if change_set.notice:
         ghoutput.notice(change_set.notice, env)
@@ -123,7 +143,7 @@ def _green(
 ) -> frozenset[str] | None:
     """The stacks whose current fingerprint is green; None: unknown (then --since decides)."""
     fallback = f"--since {schedule.since}" if schedule.since is not None else "the full matrix"
-    if not any(env.get(v, "").strip() for v in ("GITHUB_TOKEN", "GH_TOKEN")):
+    if not _token(env):
         ghoutput.notice(
             "--until-green: no GitHub token (GITHUB_TOKEN / GH_TOKEN: a local run, or a step "
             "that does not pass it; a fork's pull request gets a read-only one, which reads), so "

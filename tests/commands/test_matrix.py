@@ -139,6 +139,8 @@ def test_matrix_imports_neither_jinja2_nor_pygithub() -> None:
     assert {"ci_tools.base.github_answers", "difflib"} & imported == set()
     # Nor `proc`: the overlays' check asks Nix only for an exit status.
     assert "ci_tools.base.proc" not in imported
+    # Nor `shutil` (argparse's width, `which`), which imports the compression modules.
+    assert {"shutil", "bz2", "lzma"} & imported == set()
 
 
 def test_github_output_writes_the_contract(tmp_path: Path, run_cli: CliRunner) -> None:

@@ -336,3 +336,40 @@ def test_follow_links_stays_in_the_tree() -> None:
         "a/abs": None,
         "a/loop": None,
     }
+
+
+@needs_nix
+def test_both_commits_cost_one_start_of_nix(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """HEAD's files and the few that differ at REF are read from git together and parsed in
+    the same call (issue 31: the second start of Nix cost as much as parsing every
+    recipe)."""
+    from ci_tools import cli
+    from ci_tools.base import proc
+
+    edit(repo, recipe(SM90), 'pname = "', 'pname = "x" + "')
+    commit_all(repo, "body")
+    parses: list[list[str]] = []
+    reads: list[list[str]] = []
+    real_run, real_run_bytes = proc.run, proc.run_bytes
+
+    def counting(argv: list[str], **kwargs: object) -> proc.CommandResult:
+        if argv[:3] == ["nix-instantiate", "--parse", "--"]:
+            parses.append(argv[3:])
+        return real_run(argv, **kwargs)  # type: ignore[arg-type]
+
+    def counting_bytes(argv: list[str], **kwargs: object) -> proc.BytesResult:
+        reads.append(argv)
+        return real_run_bytes(argv, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(proc, "run", counting)
+    monkeypatch.setattr(proc, "run_bytes", counting_bytes)
+    monkeypatch.chdir(repo)
+    assert cli.main(["matrix", "--group", "none", "--since", "HEAD~1"]) == 0
+    got = {p for e in json.loads(capsys.readouterr().out)["include"] for p in e["packages"]}
+    assert got == {SM90, SM90_VISION}
+    assert len(parses) == 1, parses
+    assert reads == [["git", "cat-file", "--batch"]]  # both commits' files in one read
+    # The changed recipe twice (one version a commit), in folders of their own.
+    assert sum(path.endswith(recipe(SM90)) for path in parses[0]) == 2

@@ -9,9 +9,10 @@ import pytest
 
 from ci_tools.base import proc
 from ci_tools.base.proc import CommandResult
-from ci_tools.plan import nixinputs
+from ci_tools.plan import nixcanon, nixinputs
 from ci_tools.plan.checkout import folder_index
-from ci_tools.plan.nixinputs import NixReader, canonical, resolve
+from ci_tools.plan.nixcanon import Canon, canonical, canonical_line
+from ci_tools.plan.nixinputs import NixReader, resolve
 from tests.conftest import REPO_ROOT
 
 needs_nix = pytest.mark.skipif(
@@ -86,6 +87,25 @@ def test_canonical_sorts_inside_strings_interpolations_only_as_code() -> None:
     )
 
 
+def test_lines_of_one_template_are_sorted_once_and_each_as_canonical_sorts_it() -> None:
+    """A template's lines differ in their strings: sorted once by their shape, strings put
+    back; where the order depends on what a string holds, sorted as they are."""
+    nixcanon._SHAPES.clear()
+    one = '{ z = "1"; a = { y = "-mavx2"; x = [ "b" ]; }; q = /r/x.nix; }'
+    two = '{ z = "2"; a = { y = "-mavx512f"; x = [ "c" ]; }; q = /r/x.nix; }'
+    for line in (one, two):
+        canon = Canon(line)
+        assert canonical_line(line) == (canon.run(), canon.paths)
+    assert len(nixcanon._SHAPES) == 1
+    # Attribute names that are strings: their placeholders would sort by position.
+    named = '{ "b" = 1; "a" = 2; c = "y"; }'
+    assert canonical_line(named)[0] == canonical(named) == '{ "a" = 2; "b" = 1; c = "y"; }'
+    assert canonical_line('{ "a" = 2; "b" = 1; c = "z"; }')[0] == '{ "a" = 2; "b" = 1; c = "z"; }'
+    # Interpolations and escaped quotes.
+    for line in ('{ b = "x${(let d = 1; c = 2; in c)}"; a = "\\"; }', '{ b = "\\" "; a = 1; }'):
+        assert canonical_line(line)[0] == canonical(line)
+
+
 @needs_nix
 def test_a_file_nix_refuses_is_compared_raw_with_its_error() -> None:
     (facts,) = NixReader().read({PATH: b"{ x: import ./y.nix"}).values()
@@ -131,6 +151,22 @@ def test_batches_cost_one_parser_call(tmp_path: object) -> None:
     reader.read(files)
     assert reader.parser_calls == 1
     reader.read(files)  # cached by (path, content)
+    assert reader.parser_calls == 1
+
+
+@needs_nix
+def test_two_commits_parse_in_one_call_each_as_it_parses_alone() -> None:
+    """`read_many`: two versions of one path (HEAD's and REF's) in one call, each read as
+    a reader of its commit alone reads it, its references resolved in its own tree."""
+    head = {PATH: RECIPE, "nix/a.nix": b"{ }: import ./b.nix\n"}
+    ref = {PATH: RECIPE.replace(b"./lib/helper.nix", b"./lib/old.nix"), "nix/a.nix": b"1\n"}
+    reader = NixReader()
+    both = reader.read_many([head, ref])
+    assert reader.parser_calls == 1
+    assert both == [NixReader().read(head), NixReader().read(ref)]
+    assert ".flox/pkgs/lib/old.nix" in both[1][PATH].references
+    assert both[0]["nix/a.nix"].references == ("nix/b.nix",)
+    reader.read(ref)  # cached by (path, content)
     assert reader.parser_calls == 1
 
 
