@@ -34,12 +34,18 @@ def uploaded_paths(lines: Iterable[str]) -> tuple[str, ...]:
 
 
 def before_upload(record: ResultRecord, nar_hash_here: Callable[[str], str | None]) -> str | None:
-    """Why this runner must not publish (None: it may): the tested path is not in its store,
-    or is there with other bytes. flox publish then finds the path valid and uploads it as it
+    """Why this runner must not publish (None: it may): the record names no tested bytes, the
+    tested path is not in its store, or is there with other bytes. flox publish then finds the path valid and uploads it as it
     is, so only the tested bytes can go."""
     build = record.build
     if build is None or not build.outputs:
-        return None
+        # Nothing says which bytes were tested (a record of an older ci-tools, or a build
+        # whose store paths Nix could not describe): nothing could bind the upload to them.
+        return (
+            "its build record carries no NAR hash (an older ci-tools, or `nix path-info` "
+            "failed on the build runner), so nothing binds the upload to the tested bytes: "
+            "build and test it again"
+        )
     for output in build.outputs:
         here = nar_hash_here(output.store_path)
         if here is None:

@@ -4,7 +4,8 @@ files `actions/attest` signs (pure: records in, JSON and text out).
 
 The manifest is a release asset (`manifest-<tag>.json`); `ci-tools verify` reads it back.
 A variant published from a record that carries no NAR hash (built by an older ci-tools) is
-listed under `unbound`: nothing binds its bytes, and nothing is attested for it.
+listed under `unbound`: nothing binds its bytes, and nothing is attested for it. (`publish`
+refuses such a record now; one published by an earlier ci-tools can still be in a release.)
 
 `subject-checksums` is a file of `<sha256 hex>  <name>` lines, the format `shasum -a 256`
 writes (actions/attest README, "subject-checksums"); one attestation takes at most 1,024

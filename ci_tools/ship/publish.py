@@ -181,11 +181,7 @@ def _bound(
     if outcome.status is not PublishStatus.PUBLISHED or outcome.detail.startswith(ALREADY):
         return outcome  # nothing uploaded now: the earlier publish was bound, or failed
     if record.build is None or not record.build.outputs:
-        say(
-            f"warning: {record.variant}: its build record carries no NAR hash (built by an "
-            "older ci-tools or without nix on PATH): the upload is not bound to the tested bytes"
-        )
-        return outcome
+        return outcome  # not reached: binding.before_upload refused it before flox ran
     uploaded = binding.uploaded_paths(lines)
     if not uploaded:
         say(

@@ -120,6 +120,8 @@ def test_a_hostile_flox_build_neither_leaks_nor_commands(
 def test_a_failing_publish_that_quotes_its_token_leaks_it_nowhere(tmp_path: Path) -> None:
     """Issue 20 items 3 and 5: `flox publish` fails quoting FLOX_FLOXHUB_TOKEN and printing
     workflow commands; neither reaches the log, the record, the report or the release."""
+    from ci_tools.base import narinfo
+    from tests import privatestore
     from tests.doubles.flox.test_flox_double import make_repo
     from tests.doubles.github.server import GitHubDouble
 
@@ -129,10 +131,19 @@ def test_a_failing_publish_that_quotes_its_token_leaks_it_nowhere(tmp_path: Path
     results.mkdir()
     record = json.loads((DATA / "results-cuda-12_9" / f"{PASSED}.result.json").read_text())
     record["commit"] = head
+    # The tested bytes in this runner's store (a store of the test's own), as the build leg
+    # recorded them: publish refuses a record that names none, before flox runs.
+    store = privatestore.store_env(tmp_path / "nix")
+    built = privatestore.add(store, privatestore.payload(tmp_path, PASSED, {"lib/x": "built"}))
+    info = narinfo.one(built, store)
+    record["build"]["store_path"] = built
+    record["build"]["outputs"] = [
+        {"store_path": built, "nar_hash": info.nar_hash, "nar_size": info.nar_size}
+    ]
     (results / f"{PASSED}.result.json").write_text(json.dumps(record), encoding="utf-8")
     tools = tmp_path / "bin"
     hostile.tool(tools, "flox", lines=COMMANDS, code=1, quote_env=["FLOX_FLOXHUB_TOKEN"])
-    env = _env(tools)
+    env = _env(tools, **{k: v for k, v in store.items() if k.startswith("NIX_")})
     argv = ["publish", PASSED, "--org", "acme", "--branch", BRANCH, "--catalog", str(CATALOG)]
     done = _ci_tools([*argv, "--results", str(results)], checkout, env)
     saved = results / f"{PASSED}.result.json"

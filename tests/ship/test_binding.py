@@ -37,7 +37,8 @@ def test_the_tested_bytes_pass_and_others_fail() -> None:
     assert "not in this runner's store" in str(binding.before_upload(TESTED, lambda _p: None))
 
 
-def test_a_record_without_nar_hashes_is_not_judged() -> None:
+def test_a_record_without_nar_hashes_is_refused_before_any_upload() -> None:
+    """Nothing names the tested bytes, so nothing could bind an upload to them."""
     unbound = _record(())
-    assert binding.refusal(unbound, (), lambda _p: None) is None
-    assert binding.before_upload(unbound, lambda _p: None) is None
+    why = binding.before_upload(unbound, lambda _p: HASH)
+    assert why is not None and "carries no NAR hash" in why

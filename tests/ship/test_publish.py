@@ -133,7 +133,11 @@ def _publish(
 
 
 def test_transient_failure_then_success(
-    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+    flox_env: dict[str, str],
+    checkout: Path,
+    results_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    bound: Path,
 ) -> None:
     monkeypatch.setenv("FLOX_DOUBLE_FAIL", f"{PASSED}=transient:1")
     sleeps: list[float] = []
@@ -147,7 +151,11 @@ def test_transient_failure_then_success(
 
 
 def test_permanent_failure_is_not_retried(
-    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+    flox_env: dict[str, str],
+    checkout: Path,
+    results_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    bound: Path,
 ) -> None:
     monkeypatch.setenv("FLOX_DOUBLE_FAIL", f"{PASSED}=build")
     sleeps: list[float] = []
@@ -161,7 +169,11 @@ def test_permanent_failure_is_not_retried(
 
 
 def test_transient_failures_give_up_after_the_attempts(
-    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+    flox_env: dict[str, str],
+    checkout: Path,
+    results_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    bound: Path,
 ) -> None:
     monkeypatch.setenv("FLOX_DOUBLE_FAIL", f"{PASSED}=transient")
     with pytest.raises(FailedError):
@@ -175,7 +187,7 @@ def test_transient_failures_give_up_after_the_attempts(
 
 
 def test_failed_variants_are_never_published(
-    flox_env: dict[str, str], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, bound: Path
 ) -> None:
     with pytest.raises(FailedError) as caught:
         _publish([TEST_FAILED, PASSED, BUILD_FAILED], results_dir, checkout)
@@ -240,7 +252,7 @@ def test_a_record_without_commit_is_refused(
 
 
 def test_rerun_is_answered_by_floxhub_through_flox(
-    flox_env: dict[str, str], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, bound: Path
 ) -> None:
     said = _publish([PASSED], results_dir, checkout)
     assert f"{PASSED}: published to acme (attempts: 1)" in said
@@ -254,7 +266,7 @@ def test_rerun_is_answered_by_floxhub_through_flox(
 
 
 def test_another_org_is_never_already_published(
-    flox_env: dict[str, str], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, bound: Path
 ) -> None:
     _publish([PASSED], results_dir, checkout, org="acme")
     said = _publish([PASSED], results_dir, checkout, org="other")
@@ -264,8 +276,10 @@ def test_another_org_is_never_already_published(
 
 
 def test_a_local_record_saying_published_is_not_trusted(
-    flox_env: dict[str, str], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    built = _built_by_flox(flox_env, checkout, monkeypatch, PUBLISHED)
+    _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash, PUBLISHED)
     # The shipped record of PUBLISHED says "published to acme"; FloxHub has nothing.
     said = _publish([PUBLISHED], results_dir, checkout)
     assert _calls(flox_env) == [["publish", "-o", "acme", PUBLISHED]]
@@ -274,7 +288,7 @@ def test_a_local_record_saying_published_is_not_trusted(
 
 
 def test_dry_run_asks_floxhub_with_flox_show(
-    flox_env: dict[str, str], checkout: Path, results_dir: Path
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, bound: Path
 ) -> None:
     _publish([PASSED], results_dir, checkout, org="acme")
     before = {p.name: p.read_bytes() for p in results_dir.iterdir()}
@@ -331,6 +345,7 @@ def test_missing_token_in_ci_is_refused_without_showing_anything_secret(
     checkout: Path,
     results_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
+    bound: Path,
 ) -> None:
     monkeypatch.setenv("CI", "true")
     with pytest.raises(InputError, match="FLOX_FLOXHUB_TOKEN is not set"):
@@ -408,7 +423,7 @@ def _cli(
 
 
 def test_cli_publishes_through_flox(
-    run_cli: CliRunner, flox_env: dict[str, str], checkout: Path, results_dir: Path
+    run_cli: CliRunner, flox_env: dict[str, str], checkout: Path, results_dir: Path, bound: Path
 ) -> None:
     args = (PASSED, "--org", "acme", "--results", str(results_dir), "--branch", "cuda-12_9")
     done = _cli(run_cli, checkout, flox_env, *args)
@@ -496,7 +511,7 @@ def test_cli_record_of_another_branch_exit_2(
 
 
 def _built_by_flox(
-    flox_env: dict[str, str], checkout: Path, monkeypatch: pytest.MonkeyPatch
+    flox_env: dict[str, str], checkout: Path, monkeypatch: pytest.MonkeyPatch, name: str = PASSED
 ) -> str:
     """PASSED built by `flox build` in the checkout, in the double's store, which this process's
     Nix then sees as a runner's sees /nix/store."""
@@ -504,16 +519,28 @@ def _built_by_flox(
     for key in ("NIX_STORE_DIR", "NIX_STATE_DIR", "NIX_LOG_DIR", "NIX_CONF_DIR", "NIX_REMOTE"):
         monkeypatch.setenv(key, store[key])
     subprocess.run(
-        ["flox", "build", PASSED], cwd=checkout, env=store, check=True, capture_output=True
+        ["flox", "build", name], cwd=checkout, env=store, check=True, capture_output=True
     )
-    link = checkout / f"result-{PASSED}"
+    link = checkout / f"result-{name}"
     built = str(link.readlink())
     link.unlink()  # an untracked link would make the checkout dirty to flox publish
     return built
 
 
-def _tested(results_dir: Path, store_path: str, nar_hash: str) -> None:
-    path = results.result_path(results_dir, PASSED)
+@pytest.fixture
+def bound(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """`results_dir` with PASSED's record naming what `flox build` made of it here, by store
+    path and NAR hash, as its build leg records it: publish refuses a record that names no
+    tested bytes."""
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash)
+    return results_dir
+
+
+def _tested(results_dir: Path, store_path: str, nar_hash: str, name: str = PASSED) -> None:
+    path = results.result_path(results_dir, name)
     record = results.load(path)
     assert record.build is not None
     output = Output(store_path=store_path, nar_hash=nar_hash, nar_size=1)
