@@ -131,9 +131,14 @@ def _record(
     for verdict in judge(args, env, entries, root):
         if verdict.why_not is not None:
             _notice(verdict.entry, verdict.why_not, env)
-            if verdict.why_not.startswith(_green_publish.UNPROVEN) and verdict.entry.fingerprint:
-                # Its legs passed (the job runs only then) and proved nothing this fleet
-                # checks: recorded, so the next plan does not build it in vain.
+            if (
+                verdict.why_not.startswith(_green_publish.UNPROVEN)
+                and verdict.entry.fingerprint
+                and _nothing_failed(root / f"{ARTIFACT_PREFIX}{verdict.entry.name}", verdict.entry)
+            ):
+                # Its builds and tests passed and proved nothing this fleet checks: recorded,
+                # so the next plan does not build it in vain. A failed build or check is
+                # never "unprovable": the next push builds it again.
                 _green_publish.record(
                     args.record, verdict.entry.name, verdict.entry.fingerprint, unprovable=True
                 )
@@ -144,6 +149,26 @@ def _record(
         print(f"ci-tools: {statuses.context(verdict.entry.name)} proven: recorded for publishing")
     print(f"ci-tools: mark-green: {recorded} of {len(entries)} stacks proven")
     return 0
+
+
+def _nothing_failed(folder: Path, entry: ShardEntry) -> bool:
+    """Every package of the entry has records, and none of them shows a failed (or missing)
+    build or a failed test: what was built passed whatever it could check."""
+    from ci_tools.build import results
+    from ci_tools.build.results import Status
+
+    try:
+        records = results.load_dir(folder)
+    except InputError:
+        return False
+    seen = {record.variant for record in records}
+    return set(entry.packages) <= seen and all(
+        record.build is not None
+        and record.build.status is Status.PASSED
+        and record.test is not None
+        and record.test.status is not Status.FAILED
+        for record in records
+    )
 
 
 def judge(

@@ -164,6 +164,22 @@ def test_a_stack_this_fleet_cannot_prove_is_named_and_not_built_again_until_the_
     assert set(plan(capsys)[0]) == {CPU_STACK}
 
 
+def test_a_stack_whose_check_failed_is_never_recorded_unprovable(
+    repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A failed check (or build) is not "unprovable on this fleet": recorded so, the next
+    plan would skip a broken stack until runners.yaml changed (under act, a failed build's
+    re-run planned nothing)."""
+    write(repo, "runners.yaml", RUNNERS)
+    commit_all(repo, "fleet")
+    shards = _one_entry_shards(capsys, tmp_path)
+    root, out_dir = tmp_path / "artifacts", tmp_path / "greens"
+    proven(root / f"results-{CPU_STACK}", (CPU,), (Check(name="cpu-mlp", status=Status.FAILED),))
+    argv = ["--shard", str(shards[CPU_STACK]), "--results-root", str(root)]
+    assert _cli(capsys, "mark-green", *argv, "--record", str(out_dir))[0] == 0
+    assert sorted(p.name for p in out_dir.glob("*")) == []  # neither green nor unprovable
+
+
 RUNNERS = """\
 builders:
   x86_64-linux:
