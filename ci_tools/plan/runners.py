@@ -203,7 +203,9 @@ def _no_cpu(inventory: Inventory, pool: Pool, variant: Placeable) -> str:
     others = [r for r in inventory.test_runners if r.platform is pool.platform]
     if others:
         lacking += ", and so does every test runner"
-    return f"no runner's CPU runs {variant.isa} ({lacking}): proven statically"
+    # Why the leg is static, not a verdict: next to "unproven" a reason ending "proven
+    # statically" read as both at once (issue 30).
+    return f"no runner's CPU runs {variant.isa} ({lacking}), so the fleet can only read its code"
 
 
 def _missing(need: Iterable[str], have: frozenset[str]) -> str:

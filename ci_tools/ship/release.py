@@ -65,6 +65,9 @@ _TITLES = {"pytorch": "PyTorch", "torchvision": "TorchVision", "torchaudio": "To
 class Outcome(StrEnum):
     PUBLISHED = "published"
     BUILD_FAILED = "build failed"
+    # A record with no build at all: `test --python` of an interpreter's torch. Nothing
+    # was built, so nothing binds bytes to it; it fails like a failed build.
+    NOT_BUILT = "not built"
     TEST_FAILED = "test failed"
     NOT_PROVEN = "not proven"
     PUBLISH_FAILED = "publish failed"
@@ -77,6 +80,7 @@ class Outcome(StrEnum):
     def failed(self) -> bool:
         return self in (
             Outcome.BUILD_FAILED,
+            Outcome.NOT_BUILT,
             Outcome.TEST_FAILED,
             Outcome.NOT_PROVEN,
             Outcome.PUBLISH_FAILED,
@@ -90,7 +94,9 @@ def outcome_of(
     the record's proof by it, against the checks the catalog's expectations (`expect`) ask."""
     if record is None:
         return Outcome.NOT_SELECTED
-    if record.build is None or record.build.status is not Status.PASSED:
+    if record.build is None:
+        return Outcome.NOT_BUILT
+    if record.build.status is not Status.PASSED:
         return Outcome.BUILD_FAILED
     if record.test is None:
         return Outcome.NOT_TESTED

@@ -110,6 +110,8 @@ def _record(**changes: object) -> ResultRecord:
     [
         (None, Outcome.NOT_SELECTED),
         (_record(build=BuildOutcome(status=Status.FAILED, seconds=1.0)), Outcome.BUILD_FAILED),
+        # `test --python` of an interpreter's torch: nothing was built, and nothing failed to.
+        (_record(build=None), Outcome.NOT_BUILT),
         (_record(test=None), Outcome.NOT_TESTED),
         # Checks that proved nothing fail the release: never published, never "not tested".
         (_record(test=results.TestOutcome(status=Status.SKIPPED)), Outcome.NOT_PROVEN),
