@@ -33,9 +33,13 @@ FLOX_LOG_FILTER = "warn,flox::utils::message=info,flox_rust_sdk::providers::publ
 # CSI (colours, erase line), OSC (titles, links) and two-character escapes: what a log line
 # drawn with colours (FORCE_COLOR or CLICOLOR_FORCE make flox colour a pipe too) carries.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-# tracing-subscriber's full format: "<time> <LEVEL> <spans>: <target>: <message> <fields>".
-_RECORD = re.compile(r"^\s*\S+\s+(?:TRACE|DEBUG)\s")
-_UPLOAD = re.compile(r"\bUploading store path to cache\b.*?\bstore_path=(/\S+)")
+# tracing-subscriber's full format with flox's timer (logger.rs DeltaTimer, "%H:%M:%S%.3f"):
+# "<time> <LEVEL> <spans>: <target>: <message> <fields>". Only such records are read: a build
+# log line that merely mentions an upload is not one.
+_RECORD = re.compile(r"^\s*\d\d:\d\d:\d\d\.\d{3}\s+(?:TRACE|DEBUG)\s")
+_UPLOAD = re.compile(
+    r"\sflox_rust_sdk::providers::publish: Uploading store path to cache\b.*?\sstore_path=(/\S+)"
+)
 _DECLINED = re.compile(r"\b(skipping artifact upload|no artifact upload)\b")
 _REASON = re.compile(r'\breason="([^"]*)"')
 
@@ -60,14 +64,20 @@ def is_record(line: str) -> bool:
 
 def uploaded_paths(lines: Iterable[str]) -> tuple[str, ...]:
     """The store paths flox said it uploads, in order, each once."""
-    found = (m.group(1) for line in lines for part in plain(line) for m in _UPLOAD.finditer(part))
+    found = (
+        m.group(1)
+        for line in lines
+        for part in plain(line)
+        if _RECORD.match(part)
+        for m in _UPLOAD.finditer(part)
+    )
     return tuple(dict.fromkeys(found))
 
 
 def declined(lines: Iterable[str]) -> str | None:
     """flox's reason for uploading nothing, when it gave one."""
     for line in lines:
-        for part in plain(line):
+        for part in (p for p in plain(line) if _RECORD.match(p)):
             found = _DECLINED.search(part)
             if found is not None:
                 reason = _REASON.search(part)
