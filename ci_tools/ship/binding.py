@@ -7,30 +7,18 @@ path, and a path already valid in the store is never rebuilt, so the first guard
 flox runs: the tested path must be in this runner's store with the NAR hash its build
 recorded (`before_upload`); flox then uploads those bytes.
 
-flox names each output only in a progress span, "Uploading '<store path>'" (flox
-cli/flox-rust-sdk/src/providers/publish.rs, `upload_store_path`, `#[instrument(fields(progress
-= ...))]`), which its logger draws through indicatif and filters out of its plain log lines
-(cli/flox/src/utils/init/logger.rs, `FilteredFormatFields` dropping the `progress` field):
-on a terminal it shows, in a CI job's piped stderr it does not. Where flox named the paths,
-each must be a tested output with its recorded NAR hash (`refusal`); where it named none,
-the guard before the upload is what binds them, and a clean clone whose derivation differs
-from the tested one (an input the build leg had and the clone lacks) goes undetected here.
+The second is after: ci-tools runs flox with a log filter under which it names every path it
+uploads in a plain log line, on a pipe as on a terminal (ship/floxlog.py). Each path named
+must be a tested output with its recorded NAR hash, and a record with outputs whose publish
+named no upload is refused too (`refusal`): a clean clone that built another derivation (an
+input the build leg had and the clone lacks) can no longer pass unseen.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from ci_tools.build.results import ResultRecord
-
-_UPLOADING = re.compile(r"Uploading '(/[^'\s]+)'")
-
-
-def uploaded_paths(lines: Iterable[str]) -> tuple[str, ...]:
-    """The store paths `flox publish` said it uploaded, in order, each once."""
-    found = (m.group(1) for line in lines for m in _UPLOADING.finditer(line))
-    return tuple(dict.fromkeys(found))
 
 
 def before_upload(record: ResultRecord, nar_hash_here: Callable[[str], str | None]) -> str | None:
@@ -65,21 +53,31 @@ def refusal(
     record: ResultRecord,
     uploaded: tuple[str, ...],
     nar_hash_here: Callable[[str], str | None],
+    declined: str | None = None,
 ) -> str | None:
-    """Why what was uploaded is not what was tested; None when it is. `nar_hash_here` says
-    a path's NAR hash in this runner's store (None: not there, or not a store path). With no
-    path named (flox's piped output names none), the tested path must still be here with its
-    recorded bytes."""
+    """Why what `flox publish` uploaded is not what was tested; None when it is. `uploaded`:
+    the paths flox named (floxlog.uploaded_paths), `declined`: its reason for uploading
+    nothing, if it gave one. `nar_hash_here` says a path's NAR hash in this runner's store
+    (None: not there, or not a store path)."""
     build = record.build
     if build is None or not build.outputs:
         return None  # an older record carries no NAR hash: the caller warns it is unbound
+    tested = ", ".join(o.store_path for o in build.outputs)
+    if not uploaded and declined is not None:
+        return (
+            f"flox publish uploaded nothing ({declined}): nothing binds what it published "
+            f"to the tested {tested}"
+        )
     if not uploaded:
-        # flox names them only on a terminal: the tested bytes must still be here as tested.
-        return before_upload(record, nar_hash_here)
+        # floxlog.FLOX_LOG_FILTER makes flox name every upload: silence is no proof.
+        return (
+            f"flox publish named no uploaded path, so nothing binds the upload to the tested "
+            f'{tested} (a flox without the debug event "Uploading store path to cache", '
+            "or a RUST_LOG that hid it)"
+        )
     for path in uploaded:
         recorded = build.output(path)
         if recorded is None:
-            tested = ", ".join(o.store_path for o in build.outputs)
             return (
                 f"flox publish uploaded {path}, not the tested {tested}: the clean clone's "
                 "derivation differs from the build's (an untracked or changed input)"

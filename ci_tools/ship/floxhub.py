@@ -11,6 +11,7 @@ FloxHub holds for one pkg-path (not from which commit): what a dry run reports.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from ci_tools.base import proc
 from ci_tools.base.retry import RetryPolicy, call
 from ci_tools.build.results import PublishOutcome, PublishStatus
 from ci_tools.catalog.names import flox_target
+from ci_tools.ship import floxlog
 
 # Output of `flox publish` that means "try again later", not "your package is wrong".
 TRANSIENT_MESSAGES: tuple[str, ...] = (
@@ -106,7 +108,9 @@ def publish_one(
     policy: RetryPolicy,
     say: Callable[[str], None],
 ) -> PublishOutcome:
-    """Run `flox publish` with retries on transient failures; never raises for a failure."""
+    """Run `flox publish` with retries on transient failures; never raises for a failure.
+    `say` hears every line flox wrote, its debug records included (they name the uploads):
+    it decides what to show."""
     attempts = 0
     output = ""
 
@@ -117,16 +121,20 @@ def publish_one(
             publish_argv(org, variant),
             on_line=lambda line: say(f"  {line}"),
             cwd=cwd,
+            # flox then names every path it uploads, on a pipe too (ship/floxlog.py)
+            env=floxlog.flox_log_env(os.environ),
             timeout=PUBLISH_TIMEOUT_SECONDS,
             keep_lines=40,
         )
+        # Its debug records are read by `say`'s owner, never stored or shown (floxlog).
+        shown = floxlog.without_records(result.stdout)
         if result.timed_out:
             raise PublishError(
-                f"timed out after {PUBLISH_TIMEOUT_SECONDS} s\n{result.stdout}", transient=False
+                f"timed out after {PUBLISH_TIMEOUT_SECONDS} s\n{shown}", transient=False
             )
         if not result.ok:
-            raise PublishError(result.stdout, transient=is_transient(result.stdout))
-        output = result.stdout
+            raise PublishError(shown, transient=is_transient(shown))
+        output = shown
 
     def on_retry(number: int, exc: BaseException, delay: float) -> None:
         say(f"{variant}: attempt {number} failed transiently; retrying in {delay:.0f} s")

@@ -20,7 +20,7 @@ from ci_tools.base.retry import RetryPolicy
 from ci_tools.build import results
 from ci_tools.build.results import PublishOutcome, PublishStatus, ResultRecord
 from ci_tools.build.smoke.expect import Expectations
-from ci_tools.ship import authorise, binding, checkout, floxhub
+from ci_tools.ship import authorise, binding, checkout, floxhub, floxlog
 from ci_tools.ship.authorise import Refused
 from ci_tools.ship.floxhub import ALREADY, PublishError, publish_argv
 
@@ -149,11 +149,13 @@ def _publish_tested(
     say(f"$ {shlex.join(publish_argv(org, record.variant))}")
     heard = _Heard(say)
     outcome = floxhub.publish_one(org, record.variant, cwd=cwd, policy=policy, say=heard)
-    return _bound(record, outcome, heard.lines, say)
+    return _bound(record, outcome, heard.lines)
 
 
 class _Heard:
-    """Passes each line of flox's output on, and keeps it to read the uploaded paths from."""
+    """Keeps each line of flox's output to read the uploads from, and passes on what may be
+    shown: of its debug records only the uploaded path (floxlog: the rest may hold URLs and
+    command lines)."""
 
     def __init__(self, say: Callable[[str], None]) -> None:
         self.say = say
@@ -161,7 +163,11 @@ class _Heard:
 
     def __call__(self, line: str) -> None:
         self.lines.append(line)
-        self.say(line)
+        if not floxlog.is_record(line):
+            self.say(line)
+            return
+        for path in floxlog.uploaded_paths([line]):
+            self.say(f"  Uploading '{path}'")
 
 
 def _nar_hash_here(path: str) -> str | None:
@@ -174,21 +180,14 @@ def _nar_hash_here(path: str) -> str | None:
         return None
 
 
-def _bound(
-    record: ResultRecord, outcome: PublishOutcome, lines: list[str], say: Callable[[str], None]
-) -> PublishOutcome:
+def _bound(record: ResultRecord, outcome: PublishOutcome, lines: list[str]) -> PublishOutcome:
     """The outcome, failed when what flox uploaded is not the tested bytes (ship/binding.py)."""
     if outcome.status is not PublishStatus.PUBLISHED or outcome.detail.startswith(ALREADY):
         return outcome  # nothing uploaded now: the earlier publish was bound, or failed
     if record.build is None or not record.build.outputs:
         return outcome  # not reached: binding.before_upload refused it before flox ran
-    uploaded = binding.uploaded_paths(lines)
-    if not uploaded:
-        say(
-            f"{record.variant}: flox named no uploaded path (it shows them only on a "
-            "terminal); bound by the tested path being in this store with its recorded NAR hash"
-        )
-    why = binding.refusal(record, uploaded, _nar_hash_here)
+    uploaded = floxlog.uploaded_paths(lines)
+    why = binding.refusal(record, uploaded, _nar_hash_here, floxlog.declined(lines))
     if why is None:
         return outcome
     return replace(outcome, status=PublishStatus.FAILED, detail=f"not the tested bytes: {why}")

@@ -20,21 +20,31 @@ def _record(outputs: tuple[Output, ...]) -> ResultRecord:
 TESTED = _record((Output(store_path=PATH, nar_hash=HASH, nar_size=1),))
 
 
-def test_the_uploaded_paths_are_read_from_flox_output() -> None:
-    lines = ["  Building v", f"  Uploading '{PATH}'", f"  Uploading '{PATH}'", "  done"]
-    assert binding.uploaded_paths(lines) == (PATH,)
-
-
 def test_the_tested_bytes_pass_and_others_fail() -> None:
     assert binding.refusal(TESTED, (PATH,), lambda _p: HASH) is None
     why = binding.refusal(TESTED, (PATH,), lambda _p: OTHER)
     assert why is not None and "a rebuild gave other bytes" in why
-    # flox names no path in piped output: the tested bytes must still be here as tested.
-    assert binding.refusal(TESTED, (), lambda _p: HASH) is None
-    assert "not in this runner's store" in str(binding.refusal(TESTED, (), lambda _p: None))
-    assert "its build recorded" in str(binding.refusal(TESTED, (), lambda _p: OTHER))
+    other_path = PATH.replace("mz8933", "aaaaaa")
+    why = binding.refusal(TESTED, (other_path,), lambda _p: HASH)
+    assert why is not None and f"uploaded {other_path}, not the tested {PATH}" in why
     assert binding.before_upload(TESTED, lambda _p: HASH) is None
     assert "not in this runner's store" in str(binding.before_upload(TESTED, lambda _p: None))
+
+
+def test_a_publish_that_named_no_upload_is_refused() -> None:
+    """flox names every upload under ci-tools' log filter: silence binds nothing, even with
+    the tested bytes here (the fallback this replaced let another derivation through)."""
+    why = binding.refusal(TESTED, (), lambda _p: HASH)
+    assert why is not None and "named no uploaded path, so nothing binds" in why
+    assert PATH in why
+
+
+def test_flox_s_reason_for_uploading_nothing_is_named() -> None:
+    why = binding.refusal(TESTED, (), lambda _p: HASH, declined="null catalog store")
+    assert why == (
+        "flox publish uploaded nothing (null catalog store): nothing binds what it published "
+        f"to the tested {PATH}"
+    )
 
 
 def test_a_record_without_nar_hashes_is_refused_before_any_upload() -> None:

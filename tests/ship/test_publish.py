@@ -181,6 +181,9 @@ def test_transient_failures_give_up_after_the_attempts(
     assert len(_calls(flox_env)) == 3
     record = results.load(results.result_path(results_dir, PASSED))
     assert record.publish is not None and "transient, gave up after 3" in record.publish.detail
+    # flox's debug records (ci-tools asks for them) stay out of what is stored or shown.
+    assert "503 Service Unavailable" in record.publish.detail
+    assert "DEBUG" not in record.publish.detail and "url_with_query" not in record.publish.detail
 
 
 # --- what authorises a publish --------------------------------------------------------------
@@ -582,12 +585,47 @@ def test_publish_is_refused_when_the_tested_path_is_not_here(
     assert _calls(flox_env) == []
 
 
-def test_publish_fails_when_flox_uploaded_another_store_path(
+def _in_ci(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A CI job: CI set, the FloxHub token in the environment, flox's stderr a pipe (no
+    FLOX_DOUBLE_TERMINAL: flox draws no progress span)."""
+    token = "flox-token-that-must-never-show"
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("FLOX_FLOXHUB_TOKEN", token)
+    monkeypatch.delenv("FLOX_DOUBLE_TERMINAL", raising=False)
+    return token
+
+
+def test_a_clean_clone_building_another_derivation_is_refused_in_ci(
     flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The tested path is here with its bytes, but the clean clone's build is another path:
-    seen where flox names what it uploads (on a terminal)."""
-    monkeypatch.setenv("FLOX_DOUBLE_TERMINAL", "1")
+    """The build leg built and tested one derivation; the pushed commit the clean clone builds
+    makes another. The tested path is here with its bytes, so nothing stops flox before it
+    runs: only what it says it uploads shows the difference, on a pipe too."""
+    token = _in_ci(monkeypatch)
+    tested = _built_by_flox(flox_env, checkout, monkeypatch)
+    recipe_file = checkout / ".flox" / "pkgs" / f"{PASSED}.nix"
+    recipe_file.write_text(recipe_file.read_text().replace("echo ", "echo changed "))
+    _git(checkout, "commit", "-qam", "the recipe changes after the build leg")
+    _git(checkout, "push", "-q")
+    (checkout.parent / "at-head").mkdir()
+    records = _records(checkout.parent / "at-head", _head(checkout))
+    _tested(records, tested, narinfo.one(tested, dict(os.environ)).nar_hash)
+    with pytest.raises(FailedError, match=rf"{PASSED} \(publish failed\)"):
+        _publish([PASSED], records, checkout, org="acme")
+    status, detail = _publish_detail(records)
+    assert status is PublishStatus.FAILED
+    assert f"not the tested {tested}: the clean clone's derivation differs" in detail
+    uploaded = detail.split("flox publish uploaded ")[1].split(",")[0]
+    assert uploaded != tested and uploaded.endswith(f"-{PASSED}-2.9.1")
+    assert len(_calls(flox_env)) == 1 and token not in detail
+
+
+def test_forced_colours_still_name_the_upload(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FORCE_COLOR makes flox colour its log records on a pipe: they are read all the same."""
+    _in_ci(monkeypatch)
+    monkeypatch.setenv("FORCE_COLOR", "1")
     built = _built_by_flox(flox_env, checkout, monkeypatch)
     store = store_environment(flox_env)
     other = checkout.parent / "other"
@@ -601,25 +639,41 @@ def test_publish_fails_when_flox_uploaded_another_store_path(
         _publish([PASSED], results_dir, checkout, org="acme")
     status, detail = _publish_detail(results_dir)
     assert status is PublishStatus.FAILED and f"uploaded {built}, not the tested {tested}" in detail
-    assert len(_calls(flox_env)) == 1
 
 
 def test_publish_of_the_tested_bytes_is_published(
     flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    token = _in_ci(monkeypatch)
     built = _built_by_flox(flox_env, checkout, monkeypatch)
     _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash)
-    said = "\n".join(_publish([PASSED], results_dir, checkout, org="acme"))
-    # A CI job's stderr is a pipe: flox names no uploaded path, and the tested path being
-    # here with its recorded bytes is what binds the upload.
-    assert "Uploading" not in said and "flox named no uploaded path" in said
+    said = _publish([PASSED], results_dir, checkout, org="acme")
+    # flox names the upload in a debug record (RUST_LOG): of it only the path is shown, never
+    # the URL or the `nix copy` command line its other fields carry.
+    assert f"  Uploading '{built}'" in said
+    text = "\n".join(said)
+    assert "DEBUG" not in text and "url_with_query" not in text and "nix copy" not in text
+    assert "Package published successfully." in text and token not in text
     assert _publish_detail(results_dir)[0] is PublishStatus.PUBLISHED
 
 
-def test_publish_of_the_tested_bytes_named_by_flox_is_published(
+def test_publish_of_the_tested_bytes_on_a_terminal_is_published(
     flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FLOX_DOUBLE_TERMINAL", "1")
+    built = _built_by_flox(flox_env, checkout, monkeypatch)
+    _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash)
+    said = _publish([PASSED], results_dir, checkout, org="acme")
+    assert f"  Uploading '{built}'" in said
+    assert _publish_detail(results_dir)[0] is PublishStatus.PUBLISHED
+
+
+def test_a_rust_log_of_the_runner_cannot_hide_the_upload(
+    flox_env: dict[str, str], checkout: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner's RUST_LOG=off would hide the event and the messages: ci-tools sets its own."""
+    _in_ci(monkeypatch)
+    monkeypatch.setenv("RUST_LOG", "off")
     built = _built_by_flox(flox_env, checkout, monkeypatch)
     _tested(results_dir, built, narinfo.one(built, dict(os.environ)).nar_hash)
     said = _publish([PASSED], results_dir, checkout, org="acme")

@@ -483,6 +483,54 @@ def test_publish_upload_failure_is_transient_and_records_nothing(
     assert flox(env, published_repo, "publish", "-o", "acme", "a").returncode == 0
 
 
+# The filter ci-tools sets (ci_tools/ship/floxlog.py), spelled out: the double must answer
+# what flox answers to this text, whatever ci-tools' constant becomes.
+PUBLISH_DEBUG = "warn,flox::utils::message=info,flox_rust_sdk::providers::publish=debug"
+UPLOAD_EVENT = "flox_rust_sdk::providers::publish: Uploading store path to cache store_path="
+
+
+def test_publish_names_its_upload_only_in_a_debug_record_the_filter_lets_through(
+    published_repo: Path, double_env: dict[str, str]
+) -> None:
+    """logger.rs: a pipe gets no progress span; RUST_LOG (when it parses) replaces the
+    default filter, under which the publish provider's debug events are not logged."""
+    plain = flox(double_env, published_repo, "publish", "-o", "acme", "a")
+    assert plain.returncode == 0 and "Uploading" not in plain.stderr
+    _git(published_repo, "commit", "-q", "--allow-empty", "-m", "next")
+    _git(published_repo, "push", "-q")
+    shown = flox({**double_env, "RUST_LOG": PUBLISH_DEBUG}, published_repo, "publish", "a")
+    assert shown.returncode == 0 and "published successfully" in shown.stdout
+    [line] = [x for x in shown.stderr.splitlines() if UPLOAD_EVENT in x]
+    path = line.split("store_path=")[1].split()[0]
+    assert Path(path).name.endswith("-a-2.9.1") and "\x1b" not in line
+    assert re.match(r"\d\d:\d\d:\d\d\.\d{3} DEBUG publish:upload_store_path: ", line)
+
+
+@pytest.mark.parametrize(
+    ("rust_log", "messages"),
+    [("off", False), ("flox=debug,", True), ("warn,flox::utils=info", True), ("x=[", True)],
+)
+def test_rust_log_decides_what_flox_shows(
+    published_repo: Path, double_env: dict[str, str], rust_log: str, messages: bool
+) -> None:
+    """EnvFilter: a prefix of the target matches (`flox` covers `flox_rust_sdk`), the
+    longest wins; an invalid RUST_LOG leaves flox's default (logger.rs `update_filters`)."""
+    done = flox({**double_env, "RUST_LOG": rust_log}, published_repo, "publish", "a")
+    assert done.returncode == 0
+    assert ("published successfully" in done.stdout) is messages
+    assert (UPLOAD_EVENT in done.stderr) is (rust_log == "flox=debug,")
+
+
+def test_forced_colours_colour_the_log_records_on_a_pipe(
+    published_repo: Path, double_env: dict[str, str]
+) -> None:
+    """supports-color 3.0.2: FORCE_COLOR wins over NO_COLOR and over a pipe."""
+    env = {**double_env, "RUST_LOG": PUBLISH_DEBUG, "FORCE_COLOR": "1", "NO_COLOR": "1"}
+    done = flox(env, published_repo, "publish", "a")
+    assert done.returncode == 0 and UPLOAD_EVENT not in done.stderr
+    assert "\x1b[3mstore_path\x1b[0m\x1b[2m=\x1b[0m" in done.stderr
+
+
 # --- the real repository (live once the recipes branch brings nix/fetch-nixpkgs.nix) -------
 
 

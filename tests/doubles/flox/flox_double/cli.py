@@ -12,8 +12,9 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TextIO
 
-from flox_double import faults, git, hub, nef, nixstore
+from flox_double import faults, git, hub, nef, nixstore, tracing
 from flox_double.environment import Environment, open_environment
 from flox_double.errors import FloxError
 
@@ -26,7 +27,8 @@ def main(argv: Sequence[str]) -> int:
     try:
         return _dispatch(list(argv), environ, Path.cwd())
     except FloxError as exc:
-        print(f"❌ ERROR: {exc.message}", file=sys.stderr)
+        # main.rs:201 message::error: a user message, shown as the log filter allows
+        _message(environ, f"❌ ERROR: {exc.message}", sys.stderr)
         return 1
     except faults.FaultConfigError as exc:
         print(f"flox double: {exc}", file=sys.stderr)
@@ -216,10 +218,11 @@ def _publish(args: list[str], environ: dict[str, str], cwd: Path) -> int:
     for earlier in hub.builds(environ, org, target.name):
         if earlier.rev == rev and earlier.system == system:
             # commands/publish.rs:356 the dedup pre-check, before any build
-            print(
+            _message(
+                environ,
                 "Package already published.\n\n"
                 f"Originally published: {earlier.published_at}\n"
-                f"Source revision: {earlier.rev}"
+                f"Source revision: {earlier.rev}",
             )
             return 0
     planned = faults.parse(environ)
@@ -249,6 +252,7 @@ def _publish(args: list[str], environ: dict[str, str], cwd: Path) -> int:
         uploaded = str((Path(scratch) / f"result-{target.name}").readlink())
         if sys.stderr.isatty() or environ.get("FLOX_DOUBLE_TERMINAL") == "1":
             sys.stderr.write(f"Uploading '{uploaded}'\n")
+        _upload_events(environ, uploaded)
         if faults.active(planned.get(target.name), environ, "publish", target.name):
             sys.stderr.write(faults.upload_error(org))
             return 1
@@ -264,10 +268,63 @@ def _publish(args: list[str], environ: dict[str, str], cwd: Path) -> int:
             published_at=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         ),
     )
-    print(  # commands/publish.rs:467
-        f"Package published successfully.\n\nUse 'flox install {org}/{target.name}' to install it."
+    _message(  # commands/publish.rs:467
+        environ,
+        f"Package published successfully.\n\nUse 'flox install {org}/{target.name}' to install it.",
     )
     return 0
+
+
+def _message(environ: Mapping[str, str], text: str, stream: TextIO = sys.stdout) -> None:
+    """A user message (flox utils/message.rs: an info event of `flox::utils::message`),
+    shown only when the log filter lets that target's info through (logger.rs)."""
+    if tracing.enabled(environ, "flox::utils::message", "info"):
+        print(text, file=stream)
+
+
+_PUBLISH_TARGET = "flox_rust_sdk::providers::publish"
+_INGRESS = "https://ingress.floxhub.example/cache"
+
+
+def _upload_events(environ: Mapping[str, str], uploaded: str) -> None:
+    """The debug events of providers/publish.rs around one output's upload, logged when the
+    filter lets `flox_rust_sdk::providers::publish` debug through: `upload_build_outputs`
+    ("Uploading output...", the output as a Debug struct) and `upload_store_path`
+    ("Uploading store path to cache" with `store_path=<path>`), on stderr, coloured as
+    flox-core's `stderr_supports_color` says."""
+    if not tracing.enabled(environ, _PUBLISH_TARGET, "debug"):
+        return
+    colours = tracing.coloured(environ, sys.stderr.isatty())
+    url = f"{_INGRESS}?compression=zstd&write-nar-listing=true"
+    events = (
+        (
+            "publish",
+            "Uploading output...",
+            {
+                "output": f'PackageOutput {{ name: "out", store_path: "{uploaded}" }}',
+                "destination_url": _INGRESS,
+            },
+        ),
+        (
+            "publish:upload_store_path",
+            "Uploading store path to cache",
+            {
+                "store_path": uploaded,
+                "url_with_query": url,
+                "cmd": f"nix copy --to {url} {uploaded}",
+            },
+        ),
+    )
+    for spans, message, fields in events:
+        line = tracing.record(
+            level="debug",
+            spans=spans,
+            target=_PUBLISH_TARGET,
+            message=message,
+            fields=fields,
+            colours=colours,
+        )
+        sys.stderr.write(line + "\n")
 
 
 def _version(drv: str) -> str:
