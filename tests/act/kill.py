@@ -66,9 +66,9 @@ class Kill:
     error: str = ""
 
 
-def kill_step_of(pid: int) -> list[tuple[int, str]]:
+def kill_step_of(pid: int, runner: str = "act") -> list[tuple[int, str]]:
     """SIGKILL to every process of the step holding PID, as a runner losing the job sends."""
-    pids = tree(step_root(pid))
+    pids = tree(step_root(pid, runner))
     named = [(p, command_of(p)) for p in pids]
     for p in pids:
         try:
