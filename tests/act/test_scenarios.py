@@ -18,7 +18,9 @@ act's limits (what it does not emulate), found by running 0.2.89 here, and how t
 4. `timeout-minutes` is not enforced in host mode, and cancelling a run is not emulated: a
    cancelled stack is modelled by tests/act/hooks/flox killing `ci-tools build` with SIGKILL
    mid-stack (what a runner's cancel or timeout does to the step, at its harshest), after
-   which the `always()` upload steps run as they do on GitHub.
+   which the `always()` upload steps run as they do on GitHub. A run killed part-way (a
+   runner losing a job after other stacks finished) is made real from outside: the scenario
+   kills a blocked build's step with SIGKILL (tests/act/kill.py, test_killed_run_scenario.py).
 5. "Re-run failed jobs" does not exist: a re-run is a second act run of the same event against
    the same artifact store (artifacts are per run on GitHub and survive a re-run).
 6. Matrix job names take `${{ matrix.* }}` as on GitHub, but act runs a matrix's legs with
