@@ -500,32 +500,10 @@ def test_a_release_that_could_not_publish_stops_at_the_plan(tmp_path: Path) -> N
         assert github.state.releases == []
 
 
-def test_a_stack_that_passes_is_marked_green_and_the_next_push_skips_it(
-    tmp_path: Path, host: HostTorch
-) -> None:
-    s = new_scenario(tmp_path, host)
-    before = s.head()
-    after = add_variant(s)  # main's PyTorch gains avx: one new stack of one variant
-    variant, stack = host.variant("avx"), host.stack("avx")
-    run = s.act("push", push_event(before, after), "ci.yml", stub=STUB)
-    planned = json.loads(run.step_output("plan", "matrix", "matrix-0") or "{}")
-    assert [e["name"] for e in planned["include"]] == [stack], run.text()[-3000:]
-    (record,) = s.records().values()
-    assert record["variant"] == variant
-    assert record["test"]["status"] == "passed", record["test"]
-    assert run.result("build-0") == "success"
-    assert run.result("gate") == "success"
-    # The stack's mark-green job proved it, and the run's greens job published its
-    # fingerprint on the built commit (issue 28 items 3 and 4).
-    fingerprint = planned["include"][0]["fingerprint"]
-    assert s.github.greens(after, {stack: fingerprint}) == {stack: fingerprint}
-
-    docs = s.commit({"docs/notes.md": "words\n"}, "docs only")
-    s.flox_log.unlink()
-    second = s.act("push", push_event(after, docs), "ci.yml", stub=STUB)
-    assert second.step_output("plan", "matrix", "count") == "0", second.text()[-3000:]
-    assert s.built() == []
-    assert second.result("gate") == "success"
+# "A stack that passes is marked green and the next push skips it" is held by
+# test_killed_run_scenario.py (the finished stack's green is published and the next push plans
+# only the killed one); a passing push's green gate by test_gpu_host_scenario.py, and a push
+# that changes nothing planning nothing by test_docs_only_push_plans_nothing_and_the_gate_is_green.
 
 
 def test_a_pull_requests_greens_survive_its_squash_and_its_merge_commit(
