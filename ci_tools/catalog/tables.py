@@ -7,6 +7,8 @@ Schemas from them and `ci-tools generate` the key reference (docs/reference.md).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ci_tools.catalog import grammar as g
 
 # runners.yaml is declared in runner_tables.py; what both files share is declared there.
@@ -15,7 +17,15 @@ from ci_tools.catalog.runner_tables import PLATFORMS as PLATFORMS
 from ci_tools.catalog.runner_tables import RUNNERS as RUNNERS
 from ci_tools.catalog.scalars import Bool, Enum, Int, Text, Version
 from ci_tools.catalog.shape import Either, Field, ListOf, MapOf, Table
-from ci_tools.catalog.upstream import missing_hash_hint
+
+
+def _missing_hash_hint(table: dict[Any, Any], what: str) -> str:
+    """`upstream.missing_hash_hint`, imported only when a hash is missing: every load of the
+    catalog imports this module."""
+    from ci_tools.catalog.upstream import missing_hash_hint
+
+    return missing_hash_hint(table, what)
+
 
 LINUX = PLATFORMS[:2]
 NAMES = ListOf(Text(g.IDENT))
@@ -190,7 +200,7 @@ SOURCE = Table(
             ),
             "The SRI hash of its GitHub source.",
             True,
-            when_missing=missing_hash_hint,
+            when_missing=_missing_hash_hint,
         ),
     ),
 )
