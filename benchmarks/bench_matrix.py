@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -82,10 +82,10 @@ class Command:
     goal: float | None = None  # the most it may take, as a ratio to `python -c pass`
 
 
-def cold_start_commands(tmp: Path) -> list[Command]:
+def cold_start_commands(tmp: Path, checkout: Path = REPO) -> list[Command]:
     """The matrix as a person runs it, without Nix, as the workflow runs it, and as pip
-    installs it; `tmp` holds what they need (copies of ci_tools, a PATH without Nix,
-    $GITHUB_OUTPUT).
+    installs it, with `checkout`'s ci_tools; `tmp` holds what they need (copies of
+    ci_tools, a PATH without Nix, $GITHUB_OUTPUT).
 
     Each runs a copy of ci_tools, as a fresh checkout has it (no `__pycache__`: a cache an
     earlier run left in this checkout would hide the compiling a PYTHONDONTWRITEBYTECODE
@@ -94,7 +94,7 @@ def cold_start_commands(tmp: Path) -> list[Command]:
     fresh, compiled = tmp / "fresh", tmp / "compiled"
     for site in (fresh, compiled):
         shutil.copytree(
-            REPO / "ci_tools", site / "ci_tools", ignore=shutil.ignore_patterns("__pycache__")
+            checkout / "ci_tools", site / "ci_tools", ignore=shutil.ignore_patterns("__pycache__")
         )
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", str(compiled)],
@@ -135,9 +135,18 @@ def cold_start(runs: int, commands: Sequence[Command]) -> tuple[float, list[floa
     return statistics.median(base), [statistics.median(t) for t in times]
 
 
-def report_cold_start(runs: int) -> None:
+def report_cold_start(runs: int, baseline: Path | None = None) -> None:
+    """The cold-start figures; with `baseline` (another checkout), its commands too, in the
+    same runs: before and after from one machine at one time."""
     with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
-        commands = cold_start_commands(Path(tmp))
+        commands = []
+        if baseline is not None:
+            (Path(tmp) / "baseline").mkdir()
+            commands = [
+                replace(c, label=f"baseline: {c.label.strip()}")
+                for c in cold_start_commands(Path(tmp) / "baseline", baseline)
+            ]
+        commands += cold_start_commands(Path(tmp))
         base, medians = cold_start(runs, commands)
     print(f"cold start  python -c pass: {base * 1000:.0f} ms")
     for command, seconds in zip(commands, medians, strict=True):
@@ -340,13 +349,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--fingerprint-repo", type=Path, help="a build repository checkout for figure 3"
     )
+    parser.add_argument(
+        "--baseline", type=Path, help="another ci-tools checkout: its cold start, timed alike"
+    )
     args = parser.parse_args(argv)
 
     print(
         f"python {sys.version.split()[0]} on {os.cpu_count()} CPUs; "
         f"bytecode cache {'off' if os.environ.get('PYTHONDONTWRITEBYTECODE') else 'on'}"
     )
-    report_cold_start(args.runs)
+    report_cold_start(args.runs, args.baseline)
 
     want = synthetic(args.pythons, args.sms)
     wrong: list[str] = []
