@@ -45,6 +45,7 @@ HOOKS = HERE / "hooks"
 WHEELHOUSE = Path.home() / ".cache" / "ci-tools-act" / "wheelhouse"
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\b", re.MULTILINE)
 STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
+JOB_OUTPUT = re.compile(r"\$\{\{\s*jobs\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
 REPOSITORY = "acme/torch-builds"
 LABELS = ("ubuntu-latest", "self-hosted")
 # What one act run of a few jobs needs on two idle cores; its limit is far above that and
@@ -377,7 +378,7 @@ class Scenario:
         outputs: Mapping[tuple[str, str, str], str],
     ) -> dict[str, Any]:
         values: dict[str, str] = {}
-        for name, expr in (job.get("outputs") or {}).items():
+        for name, expr in self._job_outputs(job).items():
             m = STEP_OUTPUT.fullmatch(str(expr).strip())
             if m:
                 values[name] = outputs.get((job_id, m.group(1), m.group(2) or m.group(3)), "")
@@ -399,6 +400,22 @@ class Scenario:
         if values:
             stub["outputs"] = {k: "${{ steps.stub.outputs." + k + " }}" for k in values}
         return stub
+
+    def _job_outputs(self, job: Mapping[str, Any]) -> dict[str, str]:
+        """A job's outputs as `steps.S.outputs.N` expressions. A call of a local reusable
+        workflow has its callee's `on.workflow_call.outputs`, each a `jobs.J.outputs.N` of a
+        job whose id is the calling job's (act logs its set-outputs under that id)."""
+        uses = str(job.get("uses", ""))
+        if not uses.startswith("./"):
+            return dict(job.get("outputs") or {})
+        callee = load_yaml(self.work / uses.removeprefix("./"))
+        found = {}
+        for name, spec in (callee["on"]["workflow_call"].get("outputs") or {}).items():
+            m = JOB_OUTPUT.fullmatch(str(spec["value"]).strip())
+            if m:
+                inner = callee["jobs"][m.group(1)].get("outputs") or {}
+                found[name] = str(inner.get(m.group(2) or m.group(3), ""))
+        return found
 
     def _act_once(
         self,
@@ -424,11 +441,19 @@ class Scenario:
             "PIP_NO_INDEX": "1",
             "PIP_FIND_LINKS": str(wheelhouse()),
             # The runner's own packages (runner_site); with them pip builds ci-tools in its
-            # checkout, without an isolated environment (pip reads this `--no-` option's
+            # source, without an isolated environment (pip reads this `--no-` option's
             # variable inverted: 0 turns isolation off).
             "ACT_RUNNER_SITE": str(runner_site()),
             "PIP_NO_BUILD_ISOLATION": "0",
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            # The callers install `ci-tools @ git+https://github.com/acme/torch-builds@<sha>`:
+            # git fetches it from the scenario's origin instead (a job has no network), and
+            # pip keeps the wheel it built for that immutable commit in the scenario's cache,
+            # so one job of a scenario builds it and every other job installs that wheel.
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": f"url.{self.origin}.insteadOf",
+            "GIT_CONFIG_VALUE_0": f"https://github.com/{REPOSITORY}",
+            "PIP_CACHE_DIR": str(self.tmp / "pip-cache"),
             "ACT_FLOX_CALLS": str(self.flox_log),
             "FLOX_DOUBLE_LOG": str(self.tmp / "flox-double.log"),
             "FLOX_DOUBLE_STATE": str(self.flox_state),
