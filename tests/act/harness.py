@@ -211,7 +211,8 @@ class Scenario:
         git(self.work, "config", "user.name", "ci")
         git(self.work, "add", "-A")
         git(self.work, "commit", "-q", "-m", "base")
-        git(tmp, "init", "-q", "--bare", str(self.origin))
+        # HEAD names main, the default branch, as on GitHub: a clone (pip's of ci-tools) checks it out.
+        git(tmp, "init", "-q", "--bare", "--initial-branch=main", str(self.origin))
         git(self.work, "remote", "add", "origin", str(self.origin))
         git(self.work, "push", "-q", "origin", "main")
         # act reads github.repository from the origin URL; the stand-in clones from the bare one.

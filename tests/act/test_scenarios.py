@@ -698,6 +698,7 @@ name: build-stack
 on:
   workflow_call:
     inputs:
+      ci-tools: {type: string, required: true}
       entry: {type: string, required: true}
 jobs:
   build:
