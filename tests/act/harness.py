@@ -45,6 +45,8 @@ HOOKS = HERE / "hooks"
 WHEELHOUSE = Path.home() / ".cache" / "ci-tools-act" / "wheelhouse"
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\b", re.MULTILINE)
 STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
+# A call of a reusable workflow of another repository at a pinned commit.
+REMOTE_WORKFLOW = re.compile(r"([\w.-]+/[\w.-]+)/(\.github/workflows/[\w.-]+\.yml)@([0-9a-f]{40})")
 JOB_OUTPUT = re.compile(r"\$\{\{\s*jobs\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
 REPOSITORY = "acme/torch-builds"
 LABELS = ("ubuntu-latest", "self-hosted")
@@ -176,7 +178,17 @@ class Run:
 
 
 class Scenario:
-    def __init__(self, tmp: Path, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        files: Mapping[str, str] | None = None,
+        repositories: Mapping[str, Path] | None = None,
+    ) -> None:
+        """A scratch copy of this worktree, or with `files` a repository of only those (an
+        adopting one); `repositories` maps more `owner/repo@sha` to folders act reads them
+        from (`--local-repository`), such as a pinned ref of ci-tools' reusable workflows."""
         self.tmp = tmp
         self.work = tmp / "work"
         self.origin = tmp / "origin.git"
@@ -190,6 +202,28 @@ class Scenario:
         self.github.__enter__()
         self.extra_env = {"GITHUB_API_URL": self.github.url, **(env or {})}
         self.runs = 0
+        self.repositories = dict(repositories or {})
+        if files is not None:
+            for name, text in files.items():
+                target = self.work / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+        else:
+            self._copy_worktree()
+        git(self.work, "init", "-q", "-b", "main")
+        git(self.work, "config", "user.email", "ci@example.com")
+        git(self.work, "config", "user.name", "ci")
+        git(self.work, "add", "-A")
+        git(self.work, "commit", "-q", "-m", "base")
+        # HEAD names main, the default branch, as on GitHub: a clone (pip's, of ci-tools)
+        # checks it out.
+        git(tmp, "init", "-q", "--bare", "--initial-branch=main", str(self.origin))
+        git(self.work, "remote", "add", "origin", str(self.origin))
+        git(self.work, "push", "-q", "origin", "main")
+        # act reads github.repository from the origin URL; the stand-in clones from the bare one.
+        git(self.work, "remote", "set-url", "origin", f"https://github.com/{REPOSITORY}.git")
+
+    def _copy_worktree(self) -> None:
         files = (
             subprocess.run(
                 ["git", "ls-files", "-z", "-co", "--exclude-standard"],
@@ -206,17 +240,6 @@ class Scenario:
                 target = self.work / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, target)
-        git(self.work, "init", "-q", "-b", "main")
-        git(self.work, "config", "user.email", "ci@example.com")
-        git(self.work, "config", "user.name", "ci")
-        git(self.work, "add", "-A")
-        git(self.work, "commit", "-q", "-m", "base")
-        # HEAD names main, the default branch, as on GitHub: a clone (pip's of ci-tools) checks it out.
-        git(tmp, "init", "-q", "--bare", "--initial-branch=main", str(self.origin))
-        git(self.work, "remote", "add", "origin", str(self.origin))
-        git(self.work, "push", "-q", "origin", "main")
-        # act reads github.repository from the origin URL; the stand-in clones from the bare one.
-        git(self.work, "remote", "set-url", "origin", f"https://github.com/{REPOSITORY}.git")
 
     def head(self, ref: str = "HEAD") -> str:
         return git(self.work, "rev-parse", ref)
@@ -272,7 +295,11 @@ class Scenario:
             capture_output=True,
             text=True,
             check=True,
-            env={**os.environ, "PYTHONPATH": str(self.work)},
+            # An adopting repository has no ci-tools source: this checkout's, then.
+            env={
+                **os.environ,
+                "PYTHONPATH": str(self.work if (self.work / "ci_tools").is_dir() else REPO_ROOT),
+            },
         )
 
     def lock_environment(self) -> str:
@@ -407,9 +434,13 @@ class Scenario:
         workflow has its callee's `on.workflow_call.outputs`, each a `jobs.J.outputs.N` of a
         job whose id is the calling job's (act logs its set-outputs under that id)."""
         uses = str(job.get("uses", ""))
-        if not uses.startswith("./"):
+        remote = REMOTE_WORKFLOW.fullmatch(uses)
+        if remote is not None:
+            callee = load_yaml(self.repositories[remote[1]] / remote[2])
+        elif uses.startswith("./"):
+            callee = load_yaml(self.work / uses.removeprefix("./"))
+        else:
             return dict(job.get("outputs") or {})
-        callee = load_yaml(self.work / uses.removeprefix("./"))
         found = {}
         for name, spec in (callee["on"]["workflow_call"].get("outputs") or {}).items():
             m = JOB_OUTPUT.fullmatch(str(spec["value"]).strip())
@@ -479,7 +510,7 @@ class Scenario:
         ]
         for label in LABELS:
             argv += ["-P", f"{label}=-self-hosted"]
-        for spec, folder in pinned_actions().items():
+        for spec, folder in {**pinned_actions(), **self.repositories}.items():
             argv += ["--local-repository", f"{spec}={folder}"]
         for key, value in job_env.items():
             argv += ["--env", f"{key}={value}"]
