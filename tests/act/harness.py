@@ -375,13 +375,17 @@ class Scenario:
             spec = {"outputs": {k: "${{ steps.fixed.outputs." + k + " }}" for k in values}}
             doc["jobs"][job_id] = self._stub(job_id, spec, "success", fixed)
         run = self._act_once(event, payload, doc, env, secrets)
-        aborted = [
-            job_id
-            for job_id, job in doc["jobs"].items()
-            if "uses" in job and run.result(job_id) == "failure"
-        ]
-        if aborted and any(not run.ran(j) for j in doc["jobs"]):
-            # act limit 1: continue as GitHub would, with what ran replayed by stubs.
+        # act limit 1: a failed call aborts the run; continue as GitHub would, with what ran
+        # replayed by stubs, and again while a call of the continuation fails (every job of
+        # a release but three is a call, so `release` failing aborts the page and attest).
+        for _ in range(len(doc["jobs"])):
+            aborted = [
+                job_id
+                for job_id, job in doc["jobs"].items()
+                if "uses" in job and run.result(job_id) == "failure"
+            ]
+            if not aborted or all(run.ran(j) for j in doc["jobs"]):
+                break
             cont = dict(doc)
             cont["jobs"] = {
                 job_id: self._stub(job_id, job, run.result(job_id) or "success", run.outputs)
@@ -390,6 +394,8 @@ class Scenario:
                 for job_id, job in doc["jobs"].items()
             }
             more = self._act_once(event, payload, cont, env, secrets)
+            if not any(not leg.get("stub") for leg in more.legs):
+                break  # nothing more could run
             run.legs += [leg for leg in more.legs if not leg.get("stub")]
             run.outputs.update(more.outputs)
             run.summaries.update(more.summaries)
