@@ -442,7 +442,7 @@ class Scenario:
         uses = str(job.get("uses", ""))
         remote = REMOTE_WORKFLOW.fullmatch(uses)
         if remote is not None:
-            callee = load_yaml(self.repositories[remote[1]] / remote[2])
+            callee = load_yaml(self.repositories[f"{remote[1]}@{remote[3]}"] / remote[2])
         elif uses.startswith("./"):
             callee = load_yaml(self.work / uses.removeprefix("./"))
         else:

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.act import harness
+from tests.act import harness, host_torch
 from tests.act.harness import REPO_ROOT, Scenario, push_event
+from tests.act.host_torch import HostTorch
 from tests.act.test_scenarios import seed_greens
 from tests.doubles.flox.test_flox_double import recipe
 from tests.test_wheel import build_wheel
@@ -44,18 +45,17 @@ VERSION = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8
     "version"
 ]
 # Upstream's spellings (tests/data/upstream): `-armv8_2`, `-darwin-mps`, torchaudio beside
-# PyTorch, and a branch pinned for vLLM.
+# PyTorch, and a branch pinned for vLLM; the flox double's minimal recipe, never built here.
 VARIANTS = (
-    "pytorch-python313-cpu-avx2",
-    "torchaudio-python313-cpu-avx2",
     "pytorch-python313-cuda12_8-sm90-armv8_2",
+    "torchaudio-python313-cuda12_8-sm90-armv8_2",
     "pytorch-python313-darwin-mps",
 )
 SETTINGS = """\
 # What this repository tells ci-tools beyond its recipes' names.
 branches:
   main:
-    versions: {pytorch: "2.9.1"}
+    versions: {pytorch: "TORCH", torchvision: "0.23.0"}
   pytorch-2.9-vllm-0.15.1:
     versions: {pytorch: "2.9.1"}
 """
@@ -96,41 +96,72 @@ def callers(sha: str) -> dict[str, str]:
     return found
 
 
-def adopted(tmp_path: Path, sha: str) -> Scenario:
+def adopted(tmp_path: Path, sha: str, host: HostTorch) -> Scenario:
     files = {f".flox/pkgs/{name}.nix": recipe(name) for name in VARIANTS}
     files |= {
         ".flox/env.json": '{"name": "torch-builds", "version": 1}\n',
         ".flox/env/manifest.toml": 'version = 1\n[install]\nhello.pkg-path = "hello"\n',
-        "ci-tools.yaml": SETTINGS,
+        "ci-tools.yaml": SETTINGS.replace("TORCH", host.torch),
         "runners.yaml": RUNNERS,
-        "README.md": "# torch-builds\n",
+        # Where `generate` (run once below, for the host's recipes) writes its tables.
+        "README.md": "# torch-builds\n"
+        + "".join(
+            f"<!-- BEGIN generated: {b} -->\n<!-- END generated: {b} -->\n"
+            for b in ("variants", "gpus", "isas", "keys")
+        ),
         **callers(sha),
     }
-    # The recipes' own helper, as upstream keeps one beside them (not ci-tools').
+    # The recipes' own helpers, as upstream keeps them beside the recipes.
     for path in sorted((REPO_ROOT / "nix").rglob("*")):
         if path.is_file():
             files[path.relative_to(REPO_ROOT).as_posix()] = path.read_text(encoding="utf-8")
-    return Scenario(tmp_path, files=files, repositories={f"{CI_TOOLS}@{sha}": REPO_ROOT})
+    s = Scenario(
+        tmp_path,
+        env={"NIXPKGS_DOUBLE_PREBUILT": str(host.description)},
+        files=files,
+        repositories={f"{CI_TOOLS}@{sha}": REPO_ROOT},
+    )
+    # The stack the push changes holds this machine's PyTorch for its
+    # Python, so its legs pass for real: recipes as this checkout's catalog renders them
+    # (host_torch.py), kept as hand-written files; the catalog itself is then removed.
+    shutil.copy(REPO_ROOT / "catalog.yaml", s.work / "catalog.yaml")
+    host_torch.make_main_host_torch(s, host, cpu=["avx2"])
+    # PyTorch alone: a TorchVision of the host's stands in for none, and fails its test.
+    keep = {host.variant("avx2")}
+    gone: dict[str, str | None] = {"catalog.yaml": None}
+    for path in (s.work / ".flox" / "pkgs").glob("*.nix"):
+        if path.stem not in keep and path.stem not in VARIANTS:
+            gone[path.relative_to(s.work).as_posix()] = None
+    s.commit(gone, "recipes of this repository's own, no catalog")
+    return s
 
 
 def test_an_adopted_repository_plans_builds_what_changed_and_ends_green(
-    tmp_path: Path, wheels: Path
+    tmp_path: Path, wheels: Path, host: HostTorch
 ) -> None:
     sha = harness.git(REPO_ROOT, "rev-parse", "HEAD")
-    s = adopted(tmp_path, sha)
+    s = adopted(tmp_path, sha, host)
     # The callers' branch lists become the settings' branches, as the page says to do.
     s.ci_tools("sync-workflows")
     before = s.commit({}, "workflows: the settings' branches")
     seed_greens(s, before)  # every stack built green there by earlier runs
-    touched = f".flox/pkgs/{VARIANTS[0]}.nix"
-    after = s.commit({touched: (s.work / touched).read_text() + "# touched\n"}, "one recipe")
-    env = {"PIP_FIND_LINKS": f"{harness.wheelhouse()} {wheels}"}
+    touched = f".flox/pkgs/{host.variant('avx2')}.nix"
+    text = (s.work / touched).read_text().replace('description = "', 'description = "again: ')
+    after = s.commit({touched: text}, "one recipe changes")
+    env = {
+        "PIP_FIND_LINKS": f"{harness.wheelhouse()} {wheels}",
+        # The flox double's nixpkgs, which a scratch copy of this checkout carries itself.
+        "FLOX_DOUBLE_FETCH": str(REPO_ROOT / "tests" / "nix" / "nixpkgs-double" / "fetch.nix"),
+    }
     run = s.act("push", push_event(before, after), "ci.yml", env=env)
     text = run.text()
     assert run.result("plan") == "success", text[-4000:]
     assert "ci-tools @ git" not in text
     planned = json.loads(run.step_output("plan", "matrix", "matrix-0") or "{}")
-    assert [e["name"] for e in planned.get("include", [])] == ["py313-cpu-avx2"], text[-4000:]
-    assert sorted(s.built()) == sorted(VARIANTS[:2]), text[-4000:]
+    stack = host.stack("avx2")
+    assert [e["name"] for e in planned.get("include", [])] == [stack], text[-4000:]
+    assert s.built() == [host.variant("avx2")], text[-4000:]
     assert run.result("build-0") == "success", text[-4000:]
+    assert f"ci-tools/{stack} proven: recorded" in text, text[-4000:]  # its mark green job
+    assert run.result("greens") == "success", text[-4000:]
     assert run.result("gate") == "success", text[-4000:]
