@@ -68,8 +68,7 @@ OTHER_TOOLS = {
     "--cache": "benchmarks/bench_fleet.py",
     "--order": "benchmarks/bench_fleet.py",
     "--merged": "benchmarks/bench_fleet.py",
-    "--inventory": ".github/scripts/preflight.py",
-    "--runner-dir": ".github/scripts/preflight.py",
+    "--local-repository": "act",
     "--version": "bin/Runner.Listener",
     "--disableupdate": "the Actions runner's config.sh",
 }

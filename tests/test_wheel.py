@@ -29,16 +29,14 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Built from a copy, so the build's own folders never land in the checkout."""
-    src = tmp_path_factory.mktemp("src")
+def build_wheel(src: Path, dist: Path) -> Path:
+    """This checkout's wheel, built in DIST from a copy in SRC, so the build's own folders
+    never land in the checkout (the act scenario of an adopting repository installs it too)."""
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO_ROOT / name, src / name)
     shutil.copytree(
         REPO_ROOT / "ci_tools", src / "ci_tools", ignore=shutil.ignore_patterns("__pycache__")
     )
-    dist = tmp_path_factory.mktemp("dist")
     pip = [sys.executable, "-m", "pip"]
     done = _run(
         [*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), "."], src
@@ -46,6 +44,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, done.stderr
     (built,) = dist.glob("ci_tools-*.whl")
     return built
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="module")

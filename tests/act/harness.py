@@ -45,6 +45,9 @@ HOOKS = HERE / "hooks"
 WHEELHOUSE = Path.home() / ".cache" / "ci-tools-act" / "wheelhouse"
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\b", re.MULTILINE)
 STEP_OUTPUT = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
+# A call of a reusable workflow of another repository at a pinned commit.
+REMOTE_WORKFLOW = re.compile(r"([\w.-]+/[\w.-]+)/(\.github/workflows/[\w.-]+\.yml)@([0-9a-f]{40})")
+JOB_OUTPUT = re.compile(r"\$\{\{\s*jobs\.([\w-]+)\.outputs(?:\.([\w-]+)|\['([\w-]+)'\])\s*\}\}")
 REPOSITORY = "acme/torch-builds"
 LABELS = ("ubuntu-latest", "self-hosted")
 # What one act run of a few jobs needs on two idle cores; its limit is far above that and
@@ -175,7 +178,17 @@ class Run:
 
 
 class Scenario:
-    def __init__(self, tmp: Path, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        files: Mapping[str, str] | None = None,
+        repositories: Mapping[str, Path] | None = None,
+    ) -> None:
+        """A scratch copy of this worktree, or with `files` a repository of only those (an
+        adopting one); `repositories` maps more `owner/repo@sha` to folders act reads them
+        from (`--local-repository`), such as a pinned ref of ci-tools' reusable workflows."""
         self.tmp = tmp
         self.work = tmp / "work"
         self.origin = tmp / "origin.git"
@@ -189,6 +202,28 @@ class Scenario:
         self.github.__enter__()
         self.extra_env = {"GITHUB_API_URL": self.github.url, **(env or {})}
         self.runs = 0
+        self.repositories = dict(repositories or {})
+        if files is not None:
+            for name, text in files.items():
+                target = self.work / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+        else:
+            self._copy_worktree()
+        git(self.work, "init", "-q", "-b", "main")
+        git(self.work, "config", "user.email", "ci@example.com")
+        git(self.work, "config", "user.name", "ci")
+        git(self.work, "add", "-A")
+        git(self.work, "commit", "-q", "-m", "base")
+        # HEAD names main, the default branch, as on GitHub: a clone (pip's, of ci-tools)
+        # checks it out.
+        git(tmp, "init", "-q", "--bare", "--initial-branch=main", str(self.origin))
+        git(self.work, "remote", "add", "origin", str(self.origin))
+        git(self.work, "push", "-q", "origin", "main")
+        # act reads github.repository from the origin URL; the stand-in clones from the bare one.
+        git(self.work, "remote", "set-url", "origin", f"https://github.com/{REPOSITORY}.git")
+
+    def _copy_worktree(self) -> None:
         files = (
             subprocess.run(
                 ["git", "ls-files", "-z", "-co", "--exclude-standard"],
@@ -205,16 +240,6 @@ class Scenario:
                 target = self.work / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, target)
-        git(self.work, "init", "-q", "-b", "main")
-        git(self.work, "config", "user.email", "ci@example.com")
-        git(self.work, "config", "user.name", "ci")
-        git(self.work, "add", "-A")
-        git(self.work, "commit", "-q", "-m", "base")
-        git(tmp, "init", "-q", "--bare", str(self.origin))
-        git(self.work, "remote", "add", "origin", str(self.origin))
-        git(self.work, "push", "-q", "origin", "main")
-        # act reads github.repository from the origin URL; the stand-in clones from the bare one.
-        git(self.work, "remote", "set-url", "origin", f"https://github.com/{REPOSITORY}.git")
 
     def head(self, ref: str = "HEAD") -> str:
         return git(self.work, "rev-parse", ref)
@@ -270,7 +295,11 @@ class Scenario:
             capture_output=True,
             text=True,
             check=True,
-            env={**os.environ, "PYTHONPATH": str(self.work)},
+            # An adopting repository has no ci-tools source: this checkout's, then.
+            env={
+                **os.environ,
+                "PYTHONPATH": str(self.work if (self.work / "ci_tools").is_dir() else REPO_ROOT),
+            },
         )
 
     def lock_environment(self) -> str:
@@ -346,13 +375,17 @@ class Scenario:
             spec = {"outputs": {k: "${{ steps.fixed.outputs." + k + " }}" for k in values}}
             doc["jobs"][job_id] = self._stub(job_id, spec, "success", fixed)
         run = self._act_once(event, payload, doc, env, secrets)
-        aborted = [
-            job_id
-            for job_id, job in doc["jobs"].items()
-            if "uses" in job and run.result(job_id) == "failure"
-        ]
-        if aborted and any(not run.ran(j) for j in doc["jobs"]):
-            # act limit 1: continue as GitHub would, with what ran replayed by stubs.
+        # act limit 1: a failed call aborts the run; continue as GitHub would, with what ran
+        # replayed by stubs, and again while a call of the continuation fails (every job of
+        # a release but three is a call, so `release` failing aborts the page and attest).
+        for _ in range(len(doc["jobs"])):
+            aborted = [
+                job_id
+                for job_id, job in doc["jobs"].items()
+                if "uses" in job and run.result(job_id) == "failure"
+            ]
+            if not aborted or all(run.ran(j) for j in doc["jobs"]):
+                break
             cont = dict(doc)
             cont["jobs"] = {
                 job_id: self._stub(job_id, job, run.result(job_id) or "success", run.outputs)
@@ -361,6 +394,8 @@ class Scenario:
                 for job_id, job in doc["jobs"].items()
             }
             more = self._act_once(event, payload, cont, env, secrets)
+            if not any(not leg.get("stub") for leg in more.legs):
+                break  # nothing more could run
             run.legs += [leg for leg in more.legs if not leg.get("stub")]
             run.outputs.update(more.outputs)
             run.summaries.update(more.summaries)
@@ -377,7 +412,7 @@ class Scenario:
         outputs: Mapping[tuple[str, str, str], str],
     ) -> dict[str, Any]:
         values: dict[str, str] = {}
-        for name, expr in (job.get("outputs") or {}).items():
+        for name, expr in self._job_outputs(job).items():
             m = STEP_OUTPUT.fullmatch(str(expr).strip())
             if m:
                 values[name] = outputs.get((job_id, m.group(1), m.group(2) or m.group(3)), "")
@@ -399,6 +434,26 @@ class Scenario:
         if values:
             stub["outputs"] = {k: "${{ steps.stub.outputs." + k + " }}" for k in values}
         return stub
+
+    def _job_outputs(self, job: Mapping[str, Any]) -> dict[str, str]:
+        """A job's outputs as `steps.S.outputs.N` expressions. A call of a local reusable
+        workflow has its callee's `on.workflow_call.outputs`, each a `jobs.J.outputs.N` of a
+        job whose id is the calling job's (act logs its set-outputs under that id)."""
+        uses = str(job.get("uses", ""))
+        remote = REMOTE_WORKFLOW.fullmatch(uses)
+        if remote is not None:
+            callee = load_yaml(self.repositories[f"{remote[1]}@{remote[3]}"] / remote[2])
+        elif uses.startswith("./"):
+            callee = load_yaml(self.work / uses.removeprefix("./"))
+        else:
+            return dict(job.get("outputs") or {})
+        found = {}
+        for name, spec in (callee["on"]["workflow_call"].get("outputs") or {}).items():
+            m = JOB_OUTPUT.fullmatch(str(spec["value"]).strip())
+            if m:
+                inner = callee["jobs"][m.group(1)].get("outputs") or {}
+                found[name] = str(inner.get(m.group(2) or m.group(3), ""))
+        return found
 
     def _act_once(
         self,
@@ -424,11 +479,19 @@ class Scenario:
             "PIP_NO_INDEX": "1",
             "PIP_FIND_LINKS": str(wheelhouse()),
             # The runner's own packages (runner_site); with them pip builds ci-tools in its
-            # checkout, without an isolated environment (pip reads this `--no-` option's
+            # source, without an isolated environment (pip reads this `--no-` option's
             # variable inverted: 0 turns isolation off).
             "ACT_RUNNER_SITE": str(runner_site()),
             "PIP_NO_BUILD_ISOLATION": "0",
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            # The callers install `ci-tools @ git+https://github.com/acme/torch-builds@<sha>`:
+            # git fetches it from the scenario's origin instead (a job has no network), and
+            # pip keeps the wheel it built for that immutable commit in the scenario's cache,
+            # so one job of a scenario builds it and every other job installs that wheel.
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": f"url.{self.origin}.insteadOf",
+            "GIT_CONFIG_VALUE_0": f"https://github.com/{REPOSITORY}",
+            "PIP_CACHE_DIR": str(self.tmp / "pip-cache"),
             "ACT_FLOX_CALLS": str(self.flox_log),
             "FLOX_DOUBLE_LOG": str(self.tmp / "flox-double.log"),
             "FLOX_DOUBLE_STATE": str(self.flox_state),
@@ -453,7 +516,7 @@ class Scenario:
         ]
         for label in LABELS:
             argv += ["-P", f"{label}=-self-hosted"]
-        for spec, folder in pinned_actions().items():
+        for spec, folder in {**pinned_actions(), **self.repositories}.items():
             argv += ["--local-repository", f"{spec}={folder}"]
         for key, value in job_env.items():
             argv += ["--env", f"{key}={value}"]

@@ -65,6 +65,7 @@ name: build-stack
 on:
   workflow_call:
     inputs:
+      ci-tools: {type: string, required: true}
       entry: {type: string, required: true}
       mark-green: {type: boolean, required: false, default: false}
     secrets:

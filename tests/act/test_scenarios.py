@@ -100,6 +100,13 @@ def new_scenario(
     head = s.commit({}, "inventory for a machine that is no builder")
     if host is not None:
         head = host_torch.make_main_host_torch(s, host, cpu)
+    seed_greens(s, head)
+    return s
+
+
+def seed_greens(s: Scenario, head: str) -> None:
+    """Every stack of main green at HEAD, as earlier CI runs left it (the GitHub double's
+    statuses), so a push plans only what it changes."""
     planned = s.ci_tools("matrix", "--branch", "main", "--fingerprints")
     for entry in json.loads(planned.stdout)["include"]:
         s.github.seed_status(
@@ -108,7 +115,6 @@ def new_scenario(
             statuses.context(entry["name"]),
             statuses.description(entry["fingerprint"]),
         )
-    return s
 
 
 def catalog_change(s: Scenario) -> dict[str, str]:
@@ -678,6 +684,7 @@ name: build-stack
 on:
   workflow_call:
     inputs:
+      ci-tools: {type: string, required: true}
       entry: {type: string, required: true}
 jobs:
   build:

@@ -87,6 +87,27 @@ def test_a_bad_inventory_is_bad_input_at_its_line(run_cli: CliRunner, tmp_path: 
     assert "Traceback" not in done.stderr
 
 
+def test_the_inventory_named_on_the_command_line_is_read(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """build-stack.yml runs `ci-tools preflight --inventory runners.yaml` (the old
+    .github/scripts/preflight.py passed its arguments through): the file named is the one
+    read, wherever the command runs."""
+    bins = tmp_path / "bin"
+    fake_bin(bins, "flox", "echo 1.14.0")
+    inventory = tmp_path / "fleet" / "runners.yaml"
+    inventory.parent.mkdir()
+    inventory.write_text("preflight:\n  min_free_gb: lots\n" + BUILDERS)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = run_cli(
+        "preflight", "--inventory", str(inventory), "--store", str(tmp_path),
+        cwd=elsewhere, env={"PATH": str(bins)},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "preflight.min_free_gb must be a whole number" in done.stderr
+
+
 # --- the Actions runner's version, checked on the host (issue 28 item 7) ----------------------
 
 

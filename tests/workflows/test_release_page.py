@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tests.workflows.test_workflows import WORKFLOWS, load
+from tests.workflows.test_workflows import job as workflow_job
 
 
 def _page_step() -> dict[str, Any]:
-    job = load(WORKFLOWS / "release.yml")["jobs"]["page"]
+    job = workflow_job("release.yml", "page")
     step: dict[str, Any] = next(s for s in job["steps"] if "ci-tools page" in s.get("run", ""))
     return step
 
@@ -22,7 +22,7 @@ def test_the_page_reads_every_branchs_newest_release() -> None:
 
 
 def test_the_token_reaches_the_page_through_env_and_reads_only() -> None:
-    job = load(WORKFLOWS / "release.yml")["jobs"]["page"]
+    job = workflow_job("release.yml", "page")
     step = _page_step()
     assert step["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
     assert "github.token" not in step["run"] and "secrets." not in step["run"]

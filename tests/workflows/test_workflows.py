@@ -48,6 +48,20 @@ def jobs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     yield from load(path)["jobs"].items()
 
 
+def job(name: str, job_id: str) -> dict[str, Any]:
+    """Workflow NAME's job JOB_ID as it runs: a call of a reusable workflow of one job is that
+    job (its runner, permissions and steps) under the call's `needs` and `if`."""
+    caller: dict[str, Any] = load(WORKFLOWS / name)["jobs"][job_id]
+    uses = caller.get("uses")
+    if not isinstance(uses, str) or not uses.startswith("./.github/workflows/"):
+        return caller
+    (called,) = load(REPO_ROOT / uses.removeprefix("./"))["jobs"].values()
+    assert isinstance(called, dict)
+    # The call's permissions cap the called job's: both must say the same.
+    assert called["permissions"] == caller["permissions"], (name, job_id)
+    return {**called, **{k: caller[k] for k in ("needs", "if") if k in caller}}
+
+
 def steps(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     for job_id, job in jobs(path):
         for step in job.get("steps", []):
@@ -212,8 +226,8 @@ def test_least_privilege(path: Path) -> None:
         permissions = job.get("permissions")
         assert isinstance(permissions, dict), f"{path.name} job {job_id} names its permissions"
         writes = {scope for scope, level in permissions.items() if level == "write"}
-        if path.name == "release.yml" and job_id == "release":
-            # The one job that creates the GitHub release.
+        if path.name in ("release.yml", "release-github.yml") and job_id == "release":
+            # The one job that creates the GitHub release (and its call in release.yml).
             assert writes == {"contents"}, f"{path.name} job {job_id}: {writes}"
         elif path.name == "release.yml" and job_id == "page-deploy":
             # The one job that deploys the selector page: actions/deploy-pages needs both
@@ -233,14 +247,14 @@ def test_least_privilege(path: Path) -> None:
             # The GitHub-hosted job that publishes the run's greens in one check run (issue
             # 28 item 4); each stack's mark-green job only uploads an artifact.
             assert writes == {"checks"}, f"{path.name} job {job_id}: {writes}"
-            assert _runs_on_github(job)
+            assert "uses" in job or _runs_on_github(job)  # a call: greens.yml's job is checked
         else:
             assert not writes, f"{path.name} job {job_id} may not write {writes}"
 
 
 def test_the_selector_page_is_built_after_the_release_and_deployed_outside_a_dry_run() -> None:
     jobs_ = load(WORKFLOWS / "release.yml")["jobs"]
-    page, deploy = jobs_["page"], jobs_["page-deploy"]
+    page, deploy = job("release.yml", "page"), jobs_["page-deploy"]
     assert page["needs"] == ["plan", "release"]
     # Issue 28 item 5: only after a successful release. A failed one (every build failed)
     # deployed a page of install lines for variants never published.
@@ -258,13 +272,17 @@ def test_the_selector_page_is_built_after_the_release_and_deployed_outside_a_dry
 
 
 def test_only_one_job_may_write_contents() -> None:
+    """One job of a release: release-github.yml's, which release.yml's `release` calls."""
     writers = [
         (path.name, job_id)
         for path in workflow_files()
         for job_id, job in jobs(path)
         if (job.get("permissions") or {}).get("contents") == "write"
     ]
-    assert len(writers) <= 1, writers
+    assert writers == [("release-github.yml", "release"), ("release.yml", "release")], writers
+    assert load(WORKFLOWS / "release.yml")["jobs"]["release"]["uses"].endswith(
+        "/release-github.yml"
+    )
 
 
 @pytest.mark.parametrize("path", workflow_files(), ids=lambda p: p.name)
@@ -284,7 +302,11 @@ def test_every_job_on_a_runner_has_a_timeout(path: Path) -> None:
 
 
 def test_plan_outputs_follow_the_matrix_contract() -> None:
-    plan = load(WORKFLOWS / "ci.yml")["jobs"]["plan"]
+    plan = job("ci.yml", "plan")
+    called = load(WORKFLOWS / "plan.yml")["on"]["workflow_call"]["outputs"]
+    assert set(called) == set(plan["outputs"])
+    for name in called:
+        assert called[name]["value"] == f"${{{{ jobs.plan.outputs.{name} }}}}"
     assert set(plan["outputs"]) == {
         "count",
         "shards",
@@ -455,8 +477,8 @@ def test_only_the_release_dispatch_passes_secrets_to_a_called_workflow(path: Pat
     for job_id, job in jobs(path):
         if "uses" not in job:
             continue
-        if path.name == "release.yml" and "'release'" in str(
-            job.get("with", {}).get("environment")
+        if path.name == "release.yml" and (
+            "'release'" in str(job.get("with", {}).get("environment")) or job_id == "plan"
         ):
             assert job.get("secrets") == "inherit", job_id
         elif "secrets" in job:
@@ -557,19 +579,22 @@ def test_the_greens_job_publishes_every_green_of_the_run_even_when_cancelled(nam
     the greens it had finished), one `mark-green --publish` over the green-* artifacts,
     checked against the plan job's own outputs (which no other job can change)."""
     jobs_ = load(WORKFLOWS / name)["jobs"]
-    job = jobs_["greens"]
-    assert set(job["needs"]) == {"plan", *(f"build-{n}" for n in range(4))}
-    assert job["if"].startswith("${{ always() && needs.plan.result == 'success'")
-    download = next(s for s in job["steps"] if "download-artifact@" in str(s.get("uses", "")))
+    greens = job(name, "greens")
+    assert jobs_["greens"]["uses"] == "./.github/workflows/greens.yml"
+    assert set(greens["needs"]) == {"plan", *(f"build-{n}" for n in range(4))}
+    assert greens["if"].startswith("${{ always() && needs.plan.result == 'success'")
+    download = next(s for s in greens["steps"] if "download-artifact@" in str(s.get("uses", "")))
     assert download["with"]["pattern"] == "green-*"
-    (step,) = [s for s in job["steps"] if "ci-tools mark-green" in str(s.get("run", ""))]
+    (step,) = [s for s in greens["steps"] if "ci-tools mark-green" in str(s.get("run", ""))]
     assert "--publish" in step["run"] and "--planned" in step["run"]
     for n in range(4):
-        assert "needs.plan.outputs" in step["env"][f"MATRIX_{n}"]
-        assert f"matrix-{n}" in step["env"][f"MATRIX_{n}"]
+        # The plan job's own outputs, passed by the call and into the step through env.
+        assert step["env"][f"MATRIX_{n}"] == f"${{{{ inputs.matrix-{n} }}}}"
+        passed = jobs_["greens"]["with"][f"matrix-{n}"]
+        assert "needs.plan.outputs" in passed and f"matrix-{n}" in passed
     assert step["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
     assert "greens" not in jobs_.get("gate", {}).get("needs", [])  # informational
-    plan = jobs_["plan"]
+    plan = job(name, "plan")
     if name == "ci.yml":
         assert plan["permissions"]["checks"] == "read"  # --until-green reads them
 
@@ -577,10 +602,10 @@ def test_the_greens_job_publishes_every_green_of_the_run_even_when_cancelled(nam
 def test_mark_green_installs_nix_as_the_plan_does() -> None:
     """The fingerprints are recomputed with the Nix the plan computed them with: the same
     step, so the same apt package and the same `nix-instantiate --parse` printing."""
-    plan = load(WORKFLOWS / "ci.yml")["jobs"]["plan"]
+    plan = job("ci.yml", "plan")
     mark = load(WORKFLOWS / "build-stack.yml")["jobs"]["mark-green"]
-    for job in (plan, mark):
-        assert job["runs-on"] == "ubuntu-latest"
+    for either in (plan, mark):
+        assert either["runs-on"] == "ubuntu-latest"
     (planned,) = [s for s in plan["steps"] if s.get("name") == "Install Nix's parser"]
     (marking,) = [s for s in mark["steps"] if s.get("name") == "Install Nix's parser"]
     assert marking == planned
@@ -594,8 +619,8 @@ def test_the_release_plan_computes_fingerprints_of_cis_kind() -> None:
     on GitHub's runner, and CI's plan (`--fingerprint-kind nix`) ignored every green the
     release recorded. It installs the parser as ci.yml's plan does and asks for CI's kind,
     so a runner without Nix fails the plan instead of recording greens nobody reads."""
-    ci_plan = load(WORKFLOWS / "ci.yml")["jobs"]["plan"]
-    plan = load(WORKFLOWS / "release.yml")["jobs"]["plan"]
+    ci_plan = job("ci.yml", "plan")
+    plan = job("release.yml", "plan")
     assert plan["runs-on"] == ci_plan["runs-on"] == "ubuntu-latest"
     (theirs,) = [s for s in ci_plan["steps"] if s.get("name") == "Install Nix's parser"]
     (ours,) = [s for s in plan["steps"] if s.get("name") == "Install Nix's parser"]
@@ -612,13 +637,16 @@ def test_a_dry_run_release_names_no_environment_marks_nothing_and_gets_no_token(
     """Item 5: a dry run waits for no reviewer, writes no status and receives no token."""
     dry = "format('{0}', inputs.dry_run) != 'true'"
     jobs_ = load(WORKFLOWS / "release.yml")["jobs"]
-    assert jobs_["plan"]["environment"] == f"${{{{ {dry} && 'release' || '' }}}}"
-    preflight = next(s for s in jobs_["plan"]["steps"] if s.get("name") == "Preflight")
+    plan = job("release.yml", "plan")
+    called_dry = dry.replace("inputs.dry_run", "inputs.dry-run")
+    assert plan["environment"] == f"${{{{ {called_dry} && 'release' || '' }}}}"
+    assert jobs_["plan"]["with"]["dry-run"] == "${{ inputs.dry_run }}"
+    preflight = next(s for s in plan["steps"] if s.get("name") == "Preflight")
     assert "ci-tools release" in preflight["run"] and "--preflight" in preflight["run"]
-    assert preflight["env"]["FLOX_FLOXHUB_TOKEN"].startswith(f"${{{{ {dry} && secrets.")
+    assert preflight["env"]["FLOX_FLOXHUB_TOKEN"].startswith(f"${{{{ {called_dry} && secrets.")
     for n in range(4):
         called = jobs_[f"build-{n}"]["with"]
-        assert called["environment"] == jobs_["plan"]["environment"]
+        assert called["environment"] == f"${{{{ {dry} && 'release' || '' }}}}"
         assert called["mark-green"] == f"${{{{ {dry} }}}}"
     publish = next(
         s
