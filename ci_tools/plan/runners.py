@@ -205,7 +205,7 @@ def _no_cpu(inventory: Inventory, pool: Pool, variant: Placeable) -> str:
         lacking += ", and so does every test runner"
     # Why the leg is static, not a verdict: next to "unproven" a reason ending "proven
     # statically" read as both at once (issue 30).
-    return f"no runner's CPU runs {variant.isa} ({lacking}), so the fleet can only read its code"
+    return f"no runner's CPU runs {variant.isa} ({lacking}): read, not run"
 
 
 def _missing(need: Iterable[str], have: frozenset[str]) -> str:

@@ -141,8 +141,8 @@ def test_an_isa_no_runner_runs_is_proven_statically_on_the_pool(tmp_path: Path) 
     assert placed.test is CheckScope.STATIC
     assert placed.test_reason == (
         "the sm90 test runners' CPUs lack avx512_vnni; no runner's CPU runs avx512vnni "
-        "(builder pool x86_64-linux lacks avx512_vnni, and so does every test runner), "
-        "so the fleet can only read its code"
+        "(builder pool x86_64-linux lacks avx512_vnni, and so does every test runner): "
+        "read, not run"
     )
     assert placed.timeout_minutes == 400
 

@@ -315,6 +315,13 @@ def _workflow() -> dict[str, Any]:
     return data
 
 
+def _called(name: str) -> dict[str, Any]:
+    from ruamel.yaml import YAML
+
+    data: dict[str, Any] = YAML(typ="safe").load((WORKFLOW.parent / name).read_text("utf-8"))
+    return data
+
+
 def test_workflow_branch_choice_is_the_catalog_branches(catalog: Catalog) -> None:
     inputs = _workflow()["on"]["workflow_dispatch"]["inputs"]
     assert inputs["branch"]["type"] == "choice"
@@ -354,7 +361,12 @@ def test_workflow_least_privilege_and_no_expressions_in_scripts() -> None:
 
 def test_workflow_build_shards_match_the_matrix_contract() -> None:
     jobs = _workflow()["jobs"]
-    outputs = jobs["plan"]["outputs"]
+    # The plan is a call of release-plan.yml (issue 30 item 1): its outputs are the called
+    # workflow's, and its environment is the called plan job's.
+    assert jobs["plan"]["uses"] == "./.github/workflows/release-plan.yml"
+    called = _called("release-plan.yml")
+    outputs = called["on"]["workflow_call"]["outputs"]
+    (plan_job,) = called["jobs"].values()
     for i in range(4):
         assert f"matrix-{i}" in outputs
         build = jobs[f"build-{i}"]
@@ -376,7 +388,9 @@ def test_workflow_build_shards_match_the_matrix_contract() -> None:
         # workflow's job gets no secret its caller does not pass, environment or not
         # (actions/runner#1490, #4453): the call inherits, and the environment supplies it.
         # (A dry run names none: issue 19 item 5.)
-        assert build["with"]["environment"] == jobs["plan"]["environment"]
+        assert build["with"]["environment"] == plan_job["environment"].replace(
+            "inputs.dry-run", "inputs.dry_run"
+        )
         assert "'release'" in build["with"]["environment"]
         assert build["secrets"] == "inherit"
     assert set(jobs["release"]["needs"]) == {"plan", *(f"build-{i}" for i in range(4))}
