@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ci_tools.base.bounded import shorten
 from ci_tools.base.errors import InputError, printable
-from ci_tools.catalog import grammar, layout, names
+from ci_tools.catalog import grammar, layout, nameparse
 from ci_tools.catalog.model import Catalog
 from ci_tools.plan import matrix
 from ci_tools.plan.checkout import Checkout
@@ -192,7 +192,7 @@ def discover_recipes(checkout: Checkout, *, ignore: list[str], settings: Setting
     if problems:
         raise InputError(
             f"no {layout.CATALOG}: every file under {layout.PKGS_DIR}/ must be a variant "
-            f"({names.GRAMMAR}); {len(problems)} "
+            f"({nameparse.GRAMMAR}); {len(problems)} "
             + ("is not" if len(problems) == 1 else "are not")
             + ":\n  "
             + "\n  ".join(problems)
