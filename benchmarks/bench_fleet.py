@@ -44,9 +44,10 @@ from ci_tools.base.errors import CiToolsError
 from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.model import Kind
 from ci_tools.plan import matrix, source
+from ci_tools.plan.binarycache import BinaryCache
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Entry, Selection
-from ci_tools.plan.runners import BinaryCache, CheckScope, Inventory, load_inventory
+from ci_tools.plan.runners import CheckScope, Inventory, load_inventory
 
 REPO = Path(__file__).resolve().parent.parent
 GOAL = 1.10

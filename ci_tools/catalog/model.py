@@ -9,6 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ci_tools.catalog.published import Published
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -126,20 +130,6 @@ class VariantSet:
     darwin_mps: bool = False
     darwin_line: int = 0
     line: int = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class Published:
-    """A variant of a repository without a catalog, as the file name of its recipe says it:
-    the name it is published under (aliases and build suffix included) and its facts."""
-
-    name: str
-    package: str
-    python: str
-    kind: Kind
-    toolkit: str | None  # "cuda12_8" for a GPU variant
-    sm: str | None
-    isa: str | None  # the grammar's name ("armv8_2" where the name says "armv8.2")
 
 
 @dataclass(frozen=True, kw_only=True)

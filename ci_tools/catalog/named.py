@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ci_tools.catalog import builtin, layout
-from ci_tools.catalog.model import Branch, Catalog, Gpu, Kind, Published, Toolkit, version_key
+from ci_tools.catalog.model import Branch, Catalog, Gpu, Kind, Toolkit, version_key
 from ci_tools.catalog.nameparse import ParsedName
+from ci_tools.catalog.published import Published
 from ci_tools.catalog.settings import Settings
 
 # The path of a catalog made from recipe names (no file has it).

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ci_tools.base.errors import InputError, Problem, SourceError
 from ci_tools.catalog import tables
@@ -35,6 +35,9 @@ from ci_tools.catalog.layout import RUNNERS as RUNNERS_FILE
 from ci_tools.catalog.model import Kind, Platform
 from ci_tools.catalog.shape import Record
 from ci_tools.catalog.yamlsrc import Problems, did_you_mean, load_yaml
+
+if TYPE_CHECKING:
+    from ci_tools.plan.binarycache import BinaryCache
 
 DEFAULT_LABELS: Mapping[Platform, tuple[str, ...]] = {
     Platform.X86_64_LINUX: ("self-hosted", "Linux", "X64"),
@@ -86,15 +89,6 @@ class GpuRunner:
     sm: str
     cpu_flags: frozenset[str]
     timeouts: Mapping[Kind, int] | None = None  # None: the platform pool's
-
-
-@dataclass(frozen=True, kw_only=True)
-class BinaryCache:
-    """The Nix binary cache the jobs share (runners.yaml `cache`)."""
-
-    url: str
-    public_keys: tuple[str, ...]
-    signing_key_secret: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -335,6 +329,8 @@ def _label_set(owner: Record) -> frozenset[str]:
 
 
 def _cache(cache: Record) -> BinaryCache:
+    from ci_tools.plan.binarycache import BinaryCache  # here: most fleets share no cache
+
     return BinaryCache(
         url=cache["url"],
         public_keys=tuple(key for key, _ in cache["public_keys"]),

@@ -12,9 +12,9 @@ from ci_tools.base.errors import InputError, SourceError
 from ci_tools.catalog.model import Catalog, Kind, Platform
 from ci_tools.catalog.variants import expand
 from ci_tools.plan import matrix
+from ci_tools.plan.binarycache import BinaryCache
 from ci_tools.plan.matrix import Group, Selection, Target
 from ci_tools.plan.runners import (
-    BinaryCache,
     Inventory,
     Pool,
     default_inventory,
