@@ -38,6 +38,8 @@ class Platform(StrEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class Package:
+    """A package the catalog builds (`packages`): its Nix attribute, import name and base."""
+
     name: str
     attribute: str
     import_name: str
@@ -47,6 +49,8 @@ class Package:
 
 @dataclass(frozen=True, kw_only=True)
 class Isa:
+    """A CPU instruction set a variant is built for (`isas`), and what proves a host has it."""
+
     name: str
     platform: Platform
     description: str
@@ -62,6 +66,8 @@ class Isa:
 
 @dataclass(frozen=True, kw_only=True)
 class Gpu:
+    """A GPU architecture (`gpus`): its compute capability and the CUDA that supports it."""
+
     name: str  # "sm90"
     capability: str  # "9.0"
     family: str
@@ -134,6 +140,8 @@ class VariantSet:
 
 @dataclass(frozen=True, kw_only=True)
 class Branch:
+    """One branch of the build repository (`branches`): its pins, toolkits and variants."""
+
     name: str
     versions: Mapping[str, str]  # package name -> upstream version
     cuda: str  # as the branch states it, e.g. "12.9.1"
@@ -173,6 +181,8 @@ class Branch:
 
 @dataclass(frozen=True, kw_only=True)
 class Catalog:
+    """The whole catalog, as `load_catalog` validated it."""
+
     path: Path
     display_name: str
     packages: Mapping[str, Package]

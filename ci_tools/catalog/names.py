@@ -17,14 +17,15 @@ from __future__ import annotations
 import json
 import re
 
-_NIX_IDENTIFIER = re.compile(r"[a-zA-Z_][a-zA-Z0-9_'-]*")
+# A pattern, compiled by `re` on first use: only what names a flox package needs it.
+_NIX_IDENTIFIER = r"[a-zA-Z_][a-zA-Z0-9_'-]*"
 
 
 def flox_target(name: str) -> str:
     """The package `.flox/pkgs/<name>.nix` as flox lists, builds and publishes it: NEF shows
     its attribute path with nixpkgs' lib.showAttrPath, which quotes a name that is no Nix
     identifier (`pytorch-…-armv8.2` is `"pytorch-…-armv8.2"`, and its link `result-"…"`)."""
-    return name if _NIX_IDENTIFIER.fullmatch(name) else json.dumps(name)
+    return name if re.fullmatch(_NIX_IDENTIFIER, name) else json.dumps(name)
 
 
 def python_tag(python: str) -> str:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class Variant:
+    """One build of one package: its name and every fact of the catalog it is built from."""
+
     name: str
     package: Package
     branch: Branch

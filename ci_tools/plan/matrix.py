@@ -83,6 +83,8 @@ def from_variant(variant: Variant) -> Target:
 
 @dataclass(frozen=True, kw_only=True)
 class Selection:
+    """What the options keep of the branch's variants (`--package`, `--select` ...)."""
+
     packages: tuple[str, ...] = ()  # empty: every package
     select: tuple[str, ...] = ()  # fnmatch globs on variant names; empty: every variant
     skip: tuple[str, ...] = ()
@@ -101,6 +103,8 @@ class Selection:
 
 @dataclass(frozen=True, kw_only=True)
 class Entry:
+    """One entry of the matrix: a stack (or a package) and where it builds."""
+
     name: str
     branch: str
     packages: tuple[str, ...]  # build order

@@ -76,6 +76,8 @@ class Placeable(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class Pool:
+    """The builders of one platform (runners.yaml `builders`): their labels and timeouts."""
+
     platform: Platform
     labels: tuple[str, ...]
     timeouts: Mapping[Kind, int]
@@ -84,6 +86,8 @@ class Pool:
 
 @dataclass(frozen=True, kw_only=True)
 class GpuRunner:
+    """A self-hosted runner with one GPU (runners.yaml `test_runners`)."""
+
     labels: tuple[str, ...]
     platform: Platform
     sm: str
@@ -93,6 +97,8 @@ class GpuRunner:
 
 @dataclass(frozen=True, kw_only=True)
 class Inventory:
+    """The runner fleet: runners.yaml, or the defaults where there is none."""
+
     builders: Mapping[Platform, Pool]
     test_runners: tuple[GpuRunner, ...] = ()
     cache: BinaryCache | None = None
@@ -105,6 +111,8 @@ class Inventory:
 
 @dataclass(frozen=True, kw_only=True)
 class Placement:
+    """Where a stack builds and where, and how far, its test runs."""
+
     runs_on: tuple[str, ...]  # the build leg: the platform's pool; without a cache the test leg's
     timeout_minutes: int  # the build leg's
     test: CheckScope

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class Source:
+    """The variants the matrix plans, their branch, and the facts their fingerprints read."""
+
     targets: tuple[Target, ...]
     branch: str
     catalog_path: Path | None  # None: discovered from recipe file names
