@@ -69,7 +69,7 @@ def load(args: argparse.Namespace) -> Catalog:
     # Imported here: only a repository without a catalog pays for git and discovery.
     from ci_tools.catalog.settings import load_settings
     from ci_tools.plan.checkout import Checkout
-    from ci_tools.plan.source import named_catalog
+    from ci_tools.plan.recipesource import named_catalog
 
     root = Path.cwd()
     return named_catalog(

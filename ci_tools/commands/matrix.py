@@ -187,8 +187,11 @@ def run(args: argparse.Namespace) -> int:
     if not entries:
         ghoutput.notice(why_empty if planned else source.empty_reason(variants), env)
     if output is not None:
+        # Imported here: only the workflow's call shards the matrix.
+        from ci_tools.plan import sharding
+
         entries = _fit(entries, args, env)
-        outputs = matrix.github_outputs(matrix.rows(entries), args.max_shards)
+        outputs = sharding.github_outputs(matrix.rows(entries), args.max_shards)
         _say_shards(len(entries), int(outputs["shards"]), env)
         # `kind` is set: --github-output always fingerprints.
         ghoutput.notice(
@@ -263,7 +266,9 @@ def _selection(args: argparse.Namespace, variants: source.Source) -> Selection:
 
 def _fit(entries: list[Entry], args: argparse.Namespace, env: Mapping[str, str]) -> list[Entry]:
     """What one run can take; a notice names the rest, which wait for the next run."""
-    kept = matrix.fit(matrix.rows(entries), args.max_shards)
+    from ci_tools.plan import sharding
+
+    kept = sharding.fit(matrix.rows(entries), args.max_shards)
     waiting = [e.name for e in entries[kept:]]
     if waiting:
         later = (
@@ -278,7 +283,7 @@ def _fit(entries: list[Entry], args: argparse.Namespace, env: Mapping[str, str])
             f"{len(waiting)} of {len(entries)} stacks wait for the next run: one run takes at "
             f"most {args.max_shards} matrices of {matrix.SHARD_SIZE} entries within GitHub's "
             f"1 MB of job outputs, each within what one environment variable holds "
-            f"({matrix.SHARD_TEXT_BUDGET} bytes); {later}. Waiting: {shown}",
+            f"({sharding.SHARD_TEXT_BUDGET} bytes); {later}. Waiting: {shown}",
             env,
         )
     return entries[:kept]
