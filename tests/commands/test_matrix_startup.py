@@ -13,14 +13,17 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
 MATRIX = ["matrix", "--branch", "main"]
-# What only other paths use, kept apart for that: --github-output's sharding, a repository
-# without a catalog (its recipe files, the names they parse), a build's stacks and the
-# output of its children, a fleet's shared cache.
+# What only other paths use, kept apart for that: the workflow's fingerprints and outputs
+# (--github-output, its shards), a repository without a catalog (its recipe files, the
+# names they parse), a build's stacks and the output of its children, a fleet's shared cache.
 APART = (
+    "ci_tools.commands._matrix_workflow",
+    "ci_tools.base.ghoutput",
     "ci_tools.plan.sharding",
     "ci_tools.plan.recipesource",
     "ci_tools.catalog.nameparse",
@@ -98,3 +101,19 @@ def test_plain_matrix_imports_no_subprocess() -> None:
     imported = set(re.findall(r"\|\s+([\w.]+)$", done.stderr, flags=re.MULTILINE))
     assert "ci_tools.catalog.overlays" in imported  # the check sees the parse's own imports
     assert {"subprocess", "selectors"} & imported == set()
+
+
+def test_workflow_matrix_reads_no_github_answers(tmp_path: Path) -> None:
+    """The workflow's call (--github-output) reads runners.yaml's digest of
+    `greens_aggregate`, not the check runs only --until-green asks GitHub for."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ci_tools", *MATRIX, "--github-output"],
+        cwd=REPO_ROOT,
+        env={**_env(), "GITHUB_OUTPUT": str(tmp_path / "output")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = set(re.findall(r"\|\s+([\w.]+)$", done.stderr, flags=re.MULTILINE))
+    assert "ci_tools.plan.greens_aggregate" in imported
+    assert "ci_tools.base.github_answers" not in imported
