@@ -31,6 +31,7 @@ APART = (
     "ci_tools.catalog.stacks",
     "ci_tools.base.capture",
     "ci_tools.plan.binarycache",
+    "ci_tools.base.digits",  # reads the numbers of options, when given
 )
 # Dataclasses the path defines without creating one: errors.Problem (every input error, in
 # every module) and plan/checkout.py's Tree (read only for fingerprints).
