@@ -154,14 +154,17 @@ def stream(
 ) -> CommandResult:
     """Run a long command, passing each output line (stdout and stderr merged) to `on_line`
     as it comes, and keep only the last `keep_lines` lines. A line longer than `max_line`
-    bytes is cut there (`capture.Lines`): a log of huge lines costs no more than its bound."""
+    bytes is cut there (`linecapture.Lines`): a log of huge lines costs no more than its
+    bound."""
+    from ci_tools.base import linecapture  # here: only a streamed child's lines need it
+
     hide = redact.known(env)
     started = time.monotonic()
     deadline = None if timeout is None else started + timeout
     process = _start(argv, cwd=cwd, env=env, stdin=None, stderr=subprocess.STDOUT)
     assert process.stdout is not None
-    lines = capture.Lines(max_line)
-    tail = capture.Tail(keep_lines)
+    lines = linecapture.Lines(max_line)
+    tail = linecapture.Tail(keep_lines)
     timed_out = False
     try:
         with selectors.DefaultSelector() as selector:

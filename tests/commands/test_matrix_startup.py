@@ -30,6 +30,7 @@ APART = (
     "ci_tools.catalog.published",
     "ci_tools.catalog.stacks",
     "ci_tools.base.capture",
+    "ci_tools.base.linecapture",
     "ci_tools.plan.binarycache",
     "ci_tools.base.digits",  # reads the numbers of options, when given
 )
@@ -118,3 +119,5 @@ def test_workflow_matrix_reads_no_github_answers(tmp_path: Path) -> None:
     imported = set(re.findall(r"\|\s+([\w.]+)$", done.stderr, flags=re.MULTILINE))
     assert "ci_tools.plan.greens_aggregate" in imported
     assert "ci_tools.base.github_answers" not in imported
+    # Nor the lines of a streamed child: its children's output is captured whole.
+    assert "ci_tools.base.linecapture" not in imported
