@@ -29,7 +29,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ci_tools.base.errors import InputError, Problem, SourceError
+from ci_tools.base.errors import InputError, SourceError
 from ci_tools.catalog import tables
 from ci_tools.catalog.layout import RUNNERS as RUNNERS_FILE
 from ci_tools.catalog.model import Kind, Platform
@@ -228,6 +228,8 @@ def unserved(inventory: Inventory, missing: Mapping[Platform, list[str]]) -> Inp
         )
     if inventory.source is None:
         return InputError("\n".join(messages))
+    from ci_tools.base.problem import Problem  # here: only bad input creates one
+
     return SourceError([Problem(inventory.source, inventory.builders_line, m) for m in messages])
 
 

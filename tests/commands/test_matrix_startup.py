@@ -33,10 +33,11 @@ APART = (
     "ci_tools.base.linecapture",
     "ci_tools.plan.binarycache",
     "ci_tools.base.digits",  # reads the numbers of options, when given
+    "ci_tools.base.problem",  # only bad input creates one
 )
-# Dataclasses the path defines without creating one: errors.Problem (every input error, in
-# every module) and plan/checkout.py's Tree (read only for fingerprints).
-UNCREATED = {"ci_tools.base.errors.Problem", "ci_tools.plan.checkout.Tree"}
+# The one dataclass the path defines without creating one: plan/checkout.py's Tree (read
+# only for fingerprints).
+UNCREATED = {"ci_tools.plan.checkout.Tree"}
 
 # Runs the command in this process, noting the class of every dataclass instance made, then
 # prints the modules it imported and its dataclasses that were never instantiated.
