@@ -120,20 +120,41 @@ def _all_parse(versions: tuple[tuple[str, int, int], ...]) -> bool:
 
 def _spawn_quietly(argv: list[str]) -> int:
     """Start `argv` (found on PATH) with stdin, stdout and stderr on /dev/null, as
-    `subprocess.Popen` would, signals Python ignores back at their defaults: through
-    `os.posix_spawnp`, since importing `subprocess` (selectors, ...) costs every start
-    about 5 ms, here on the critical path of `ci-tools matrix`."""
+    `subprocess.Popen` would: no other descriptor inherited (`close_fds`), the signals
+    Python ignores back at their defaults (`restore_signals`). Through `os.posix_spawnp`,
+    since importing `subprocess` (selectors, ...) costs every start about 5 ms, here on the
+    critical path of `ci-tools matrix`."""
     devnull = os.open(os.devnull, os.O_RDWR)
+    closes: list[tuple[int, ...]] = [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable()]
     try:
         return os.posix_spawnp(
             argv[0],
             argv,
             os.environ,
-            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)],
+            file_actions=[*closes, *((os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2))],
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
         )
     finally:
         os.close(devnull)
+
+
+def _inheritable() -> list[int]:
+    """This process's descriptors above 2 that a child would inherit (Python opens its own
+    close-on-exec; these came from whoever started ci-tools)."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            names = [entry.name for entry in Path(folder).iterdir()]
+        except OSError:
+            continue
+        found = []
+        for fd in sorted(int(name) for name in names if name.isdigit()):
+            try:
+                if fd > 2 and os.get_inheritable(fd):
+                    found.append(fd)
+            except OSError:  # the listing's own descriptor, closed already
+                continue
+        return found
+    return []
 
 
 def _kill_if_running(pid: int) -> None:

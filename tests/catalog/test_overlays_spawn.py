@@ -33,6 +33,18 @@ def test_the_child_has_sigpipe_and_sigxfsz_at_their_defaults() -> None:
     assert _exit_code(["sh", "-c", script]) == 0
 
 
+def test_the_child_inherits_no_other_descriptor() -> None:
+    """As Popen's close_fds: a descriptor ci-tools was handed (inheritable, above 2) is not
+    the child's, so a parse cannot hold a pipe of whoever started ci-tools open."""
+    read, write = os.pipe()
+    try:
+        os.set_inheritable(write, True)
+        assert _exit_code(["sh", "-c", f"[ ! -e /proc/$$/fd/{write} ]"]) == 0
+    finally:
+        os.close(read)
+        os.close(write)
+
+
 def test_a_command_not_on_path_is_an_os_error() -> None:
     with pytest.raises(FileNotFoundError):
         overlays._spawn_quietly(["ci-tools-no-such-command"])
