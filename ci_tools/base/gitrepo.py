@@ -7,7 +7,7 @@ what the push means.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_tools.base import proc
@@ -22,6 +22,9 @@ MAX_BLOBS_BYTES = 256 << 20
 @dataclass(frozen=True, kw_only=True)
 class GitRepo:
     root: Path
+    # Blob contents by id, as read: a blob never changes, and a plan reads some twice (the
+    # files `--since` looks through, then those it fingerprints).
+    _read: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     def _git(self, *args: str) -> proc.CommandResult:
         result = proc.run(["git", *args], cwd=self.root, timeout=_TIMEOUT)
@@ -118,10 +121,14 @@ class GitRepo:
         return out, frozenset(links)
 
     def blobs(self, ids: Sequence[str]) -> dict[str, bytes]:
-        """The contents of blobs, by id, from one `git cat-file --batch`."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
+        """The contents of blobs, by id, from one `git cat-file --batch` (none when every
+        one was read before)."""
+        wanted = [blob for blob in dict.fromkeys(ids) if blob not in self._read]
+        if wanted:
+            self._read.update(self._cat(wanted))
+        return {blob: self._read[blob] for blob in ids}
+
+    def _cat(self, wanted: Sequence[str]) -> dict[str, bytes]:
         result = proc.run_bytes(
             ["git", "cat-file", "--batch"],
             cwd=self.root,
