@@ -17,6 +17,10 @@ _TIMEOUT = 120
 _SYMLINK_MODE = "120000"
 # The Nix files a fingerprint reads, all together: a real repository's are a few megabytes.
 MAX_BLOBS_BYTES = 256 << 20
+# A file larger than this is read from git, not from the working tree (a recipe is a few KB).
+_MAX_WORKTREE_FILE = 1 << 20
+# Object ids by length: SHA-1 repositories, and those made with --object-format=sha256.
+_OBJECT_HASH = {40: "sha1", 64: "sha256"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,6 +131,30 @@ class GitRepo:
         if wanted:
             self._read.update(self._cat(wanted))
         return {blob: self._read[blob] for blob in ids}
+
+    def read_worktree(self, files: Mapping[str, str]) -> None:
+        """Take the blobs of `files` (path from the repository's root -> blob id) from the
+        working tree where it holds them: git's object id is a hash of the bytes, so a file
+        whose bytes hash to its id is that blob, and costs no `git cat-file` (250 recipes:
+        4 ms against 20). An edited, filtered (CRLF, LFS), large or missing file is read from
+        git by `blobs`, as before: what is read is what is committed, never more."""
+        import hashlib  # only here: a plain matrix asks git for its branch, not for blobs
+
+        for path, blob in files.items():
+            algorithm = _OBJECT_HASH.get(len(blob))
+            if blob in self._read or algorithm is None:
+                continue
+            try:
+                with (self.root / path).open("rb") as handle:
+                    data = handle.read(_MAX_WORKTREE_FILE + 1)
+            except OSError:
+                continue
+            if len(data) > _MAX_WORKTREE_FILE:
+                continue
+            digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+            digest.update(data)
+            if digest.hexdigest() == blob:
+                self._read[blob] = data
 
     def _cat(self, wanted: Sequence[str]) -> dict[str, bytes]:
         result = proc.run_bytes(

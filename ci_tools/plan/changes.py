@@ -126,7 +126,7 @@ def narrowed(
     if isinstance(facts, str):
         return None
     head = checkout.head
-    texts = unchanged.head_texts(head, base.tree)
+    texts = unchanged.head_texts(head)
     same = unchanged.surely_unchanged(head, base.tree, stacks, (head_facts, facts), texts)
     maybe = {stack: members for stack, members in stacks.items() if stack not in same}
     fingerprinter.prefetch([head, base.tree], maybe)  # both commits' files: one start of Nix

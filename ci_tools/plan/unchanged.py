@@ -27,16 +27,9 @@ from ci_tools.plan.nixinputs import resolve
 from ci_tools.plan.nixpaths import broad_references
 
 
-def head_texts(head: Tree, base: Tree) -> Mapping[str, bytes]:
-    """What `surely_unchanged` reads: the contents at `head` of every Nix file but links.
-    Read in one go with the Nix files that differ at `base`, which the fingerprints of the
-    stacks it cannot call unchanged read next, where both trees share a store (git's)."""
-    paths = sorted(p for p in head.files if p.endswith(".nix") and p not in head.links)
-    if head.blobs is None or base.blobs != head.blobs:  # bound methods: equal, not one
-        return head.load(paths)
-    differing = [b for p, b in base.files.items() if p.endswith(".nix") and head.files.get(p) != b]
-    data = head.blobs([head.files[p] for p in paths] + differing)
-    return {p: data[head.files[p]] for p in paths}
+def head_texts(head: Tree) -> Mapping[str, bytes]:
+    """What `surely_unchanged` reads: the contents at `head` of every Nix file but links."""
+    return head.load(sorted(p for p in head.files if p.endswith(".nix") and p not in head.links))
 
 
 def surely_unchanged(

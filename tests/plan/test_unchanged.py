@@ -55,7 +55,7 @@ def compare(
     head, base = tree(head_files, "HEAD"), tree(base_files, "REF")
     stacks = stacks_of(base_files)
     facts = {name: "facts" for members in stacks.values() for name in members}
-    same = surely_unchanged(head, base, stacks, (facts, facts), head_texts(head, base))
+    same = surely_unchanged(head, base, stacks, (facts, facts), head_texts(head))
     fingerprinter = Fingerprinter(NixReader(use_nix=use_nix))
     now = fingerprinter.stacks(head, stacks, facts).by_stack
     before = fingerprinter.stacks(base, stacks, facts).by_stack
@@ -148,7 +148,7 @@ def test_a_symbolic_link_leaves_every_stack_to_fingerprint() -> None:
     linked = Tree(label="HEAD", files=head.files, load=head.load, links={"nix/l.nix": None})
     stacks = stacks_of(files)
     facts = {name: "f" for members in stacks.values() for name in members}
-    assert surely_unchanged(linked, head, stacks, (facts, facts), head_texts(head, head)) == set()
+    assert surely_unchanged(linked, head, stacks, (facts, facts), head_texts(head)) == set()
 
 
 def test_changed_facts_leave_their_stacks_to_fingerprint() -> None:
@@ -158,5 +158,5 @@ def test_changed_facts_leave_their_stacks_to_fingerprint() -> None:
     names = sorted({n for members in stacks.values() for n in members})
     before = {n: "facts" for n in names}
     now = {**before, names[0]: "other"}
-    same = surely_unchanged(head, head, stacks, (now, before), head_texts(head, head))
+    same = surely_unchanged(head, head, stacks, (now, before), head_texts(head))
     assert {s for s in stacks if names[0] in stacks[s]} == set(stacks) - same
