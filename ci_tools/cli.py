@@ -167,6 +167,11 @@ def _main(argv: Sequence[str] | None) -> int:
     except CiToolsError as exc:
         _report(exc)
         return exc.exit_code
+    except BrokenPipeError:
+        # The reader of stdout closed it (`ci-tools matrix | head`): it chose to read no
+        # more, so nothing is said, and the status is a pipe writer's killed by SIGPIPE.
+        _stdout_to_devnull()
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt:
         print("ci-tools: interrupted", file=sys.stderr)
         return 130
@@ -206,14 +211,20 @@ def _flush_stdout() -> None:
     """Flush now, so a full disk or closed pipe under stdout is an error here, not at exit."""
     try:
         sys.stdout.flush()
+    except BrokenPipeError:
+        raise  # the reader is gone: `_main` ends quietly
     except OSError as exc:
-        # Python flushes stdout again at exit and would print a traceback-like warning:
-        # point the descriptor at /dev/null so the error below is the only message.
-        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
+        _stdout_to_devnull()
         raise CiToolsError(f"cannot write the output: {exc.strerror or exc}") from None
+
+
+def _stdout_to_devnull() -> None:
+    """Python flushes stdout again at exit, and would print a traceback-like warning about a
+    stream that cannot be written: its descriptor is pointed at /dev/null."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _os_error(exc: OSError) -> CiToolsError:

@@ -7,7 +7,7 @@ what the push means.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_tools.base import proc
@@ -17,11 +17,18 @@ _TIMEOUT = 120
 _SYMLINK_MODE = "120000"
 # The Nix files a fingerprint reads, all together: a real repository's are a few megabytes.
 MAX_BLOBS_BYTES = 256 << 20
+# A file larger than this is read from git, not from the working tree (a recipe is a few KB).
+_MAX_WORKTREE_FILE = 1 << 20
+# Object ids by length: SHA-1 repositories, and those made with --object-format=sha256.
+_OBJECT_HASH = {40: "sha1", 64: "sha256"}
 
 
 @dataclass(frozen=True, kw_only=True)
 class GitRepo:
     root: Path
+    # Blob contents by id, as read: a blob never changes, and a plan reads some twice (the
+    # files `--since` looks through, then those it fingerprints).
+    _read: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
     def _git(self, *args: str) -> proc.CommandResult:
         result = proc.run(["git", *args], cwd=self.root, timeout=_TIMEOUT)
@@ -118,10 +125,38 @@ class GitRepo:
         return out, frozenset(links)
 
     def blobs(self, ids: Sequence[str]) -> dict[str, bytes]:
-        """The contents of blobs, by id, from one `git cat-file --batch`."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
+        """The contents of blobs, by id, from one `git cat-file --batch` (none when every
+        one was read before)."""
+        wanted = [blob for blob in dict.fromkeys(ids) if blob not in self._read]
+        if wanted:
+            self._read.update(self._cat(wanted))
+        return {blob: self._read[blob] for blob in ids}
+
+    def read_worktree(self, files: Mapping[str, str]) -> None:
+        """Take the blobs of `files` (path from the repository's root -> blob id) from the
+        working tree where it holds them: git's object id is a hash of the bytes, so a file
+        whose bytes hash to its id is that blob, and costs no `git cat-file` (250 recipes:
+        4 ms against 20). An edited, filtered (CRLF, LFS), large or missing file is read from
+        git by `blobs`, as before: what is read is what is committed, never more."""
+        import hashlib  # only here: a plain matrix asks git for its branch, not for blobs
+
+        for path, blob in files.items():
+            algorithm = _OBJECT_HASH.get(len(blob))
+            if blob in self._read or algorithm is None:
+                continue
+            try:
+                with (self.root / path).open("rb") as handle:
+                    data = handle.read(_MAX_WORKTREE_FILE + 1)
+            except OSError:
+                continue
+            if len(data) > _MAX_WORKTREE_FILE:
+                continue
+            digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+            digest.update(data)
+            if digest.hexdigest() == blob:
+                self._read[blob] = data
+
+    def _cat(self, wanted: Sequence[str]) -> dict[str, bytes]:
         result = proc.run_bytes(
             ["git", "cat-file", "--batch"],
             cwd=self.root,

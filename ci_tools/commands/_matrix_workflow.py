@@ -40,7 +40,8 @@ def scheduled(
         max_api_calls=args.max_api_calls,
         kind=FingerprintKind(args.fingerprint_kind) if args.fingerprint_kind else None,
         trusted=tuple(args.trusted_creator),
-        inventory=_inventory_digest(args, checkout),
+        # Only green records are read against the fleet: without --until-green, none is.
+        inventory=_inventory_digest(args, checkout) if args.until_green else None,
     )
     stacks = {e.name: e.packages for e in planned}
     done = schedule_stacks(

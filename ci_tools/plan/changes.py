@@ -7,10 +7,13 @@ string, an imported helper, a deleted import, a moved pin all change what they c
 This is the `--since REF` mode; the plan job's normal mode asks which fingerprints are
 already green (`statuses`), and this is its fallback without a token.
 
-Cost: two `git ls-tree`, one `git cat-file --batch` per tree and side for the Nix files
-read, one `nix-instantiate --parse` for both commits' recipes and shared Nix code (files
-equal at both commits are parsed once; `Fingerprinter.prefetch`) and one more per import
-depth beyond them, and, when the catalog is in use, one `git show` of it at REF.
+Cost: two `git ls-tree`, one `git cat-file --batch` for HEAD's Nix files and those that
+differ at REF, and, when the catalog is in use, one `git show` of it at REF. With `--since`
+alone (`narrowed`), the stacks that `unchanged` finds surely unchanged from the raw text
+are not fingerprinted; the rest are, at both commits, with one `nix-instantiate --parse`
+for their recipes and shared Nix code (files equal at both commits are parsed once;
+`Fingerprinter.prefetch`) and one more per import depth beyond them. Where every
+fingerprint is wanted (`--until-green`'s fallback), every stack is fingerprinted so.
 """
 
 from __future__ import annotations
@@ -101,3 +104,33 @@ def since(
     before = fingerprinter.stacks(found.tree, stacks, facts)
     changed = {s for s in stacks if before.by_stack.get(s) != head.by_stack.get(s)}
     return ChangeSet(stacks=frozenset(changed), notice=None)
+
+
+def narrowed(
+    checkout: Checkout,
+    base: Base,
+    stacks: Mapping[str, Sequence[str]],
+    *,
+    head_facts: Mapping[str, Hashable],
+    facts_at: FactsAt,
+    fingerprinter: Fingerprinter,
+) -> tuple[ChangeSet, Fingerprints] | None:
+    """`since` where no other fingerprint than the changed stacks' is wanted (`--since`
+    alone): the stacks `unchanged` finds surely unchanged are not fingerprinted, so their
+    recipes cost no Nix parse; the others are, at both commits. Returns the change set and
+    HEAD's fingerprints of the stacks it fingerprinted; None when the catalog at REF is
+    unknown (`since` then schedules every stack, and says why)."""
+    from ci_tools.plan import unchanged
+
+    facts = facts_at(base.commit)
+    if isinstance(facts, str):
+        return None
+    head = checkout.head
+    texts = unchanged.head_texts(head)
+    same = unchanged.surely_unchanged(head, base.tree, stacks, (head_facts, facts), texts)
+    maybe = {stack: members for stack, members in stacks.items() if stack not in same}
+    fingerprinter.prefetch([head, base.tree], maybe)  # both commits' files: one start of Nix
+    now = fingerprinter.stacks(head, maybe, head_facts)
+    before = fingerprinter.stacks(base.tree, maybe, facts)
+    changed = frozenset(s for s in maybe if before.by_stack[s] != now.by_stack[s])
+    return ChangeSet(stacks=changed, notice=None), now

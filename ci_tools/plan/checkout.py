@@ -41,14 +41,20 @@ class Tree:
         return folder_index(self.files)
 
 
-def git_tree(git: GitRepo, commit: str, prefix: str, label: str) -> Tree:
-    """The tree of `commit`; `prefix`: the build repository's folder inside git's, "" or "x/"."""
+def git_tree(
+    git: GitRepo, commit: str, prefix: str, label: str, *, checked_out: bool = False
+) -> Tree:
+    """The tree of `commit`; `prefix`: the build repository's folder inside git's, "" or "x/";
+    `checked_out`: the working tree is at `commit` (HEAD), so its files that hold the
+    committed bytes are read from it (`GitRepo.read_worktree`)."""
     listed, symlinks = git.entries(commit, prefix)
     blobs = {
         path.removeprefix(prefix): blob for path, blob in listed.items() if path.startswith(prefix)
     }
 
     def load(paths: Sequence[str]) -> Mapping[str, bytes]:
+        if checked_out:
+            git.read_worktree({prefix + p: blobs[p] for p in paths})
         data = git.blobs([blobs[p] for p in paths])
         return {p: data[blobs[p]] for p in paths}
 
@@ -147,8 +153,11 @@ class Checkout:
 
     @cached_property
     def head(self) -> Tree:
-        """The tree at HEAD, read once."""
-        return self.tree("HEAD", "HEAD")
+        """The tree at HEAD, read once; its files from the working tree where they are the
+        committed bytes."""
+        if self.git is None:
+            return dir_tree(self.root)
+        return git_tree(self.git, "HEAD", self.prefix, "HEAD", checked_out=True)
 
     def tree(self, commit: str = "HEAD", label: str | None = None) -> Tree:
         if self.git is None:

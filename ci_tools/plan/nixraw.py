@@ -16,7 +16,9 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-_PATH_CHAR = r"[A-Za-z0-9._+\-]"
+from ci_tools.plan.nixpaths import PATH_CHAR as _PATH_CHAR
+from ci_tools.plan.nixpaths import join_reference, kept_references
+
 # A relative path literal in raw Nix text (Nix's lexer: PATH and PATH_SEG, relative forms).
 _RAW_PATH = re.compile(
     rf"(?<![A-Za-z0-9._+\-/])(\.\.?(?:/{_PATH_CHAR}+)+/?|\.\.?/(?={_PATH_CHAR}*\$\{{))"
@@ -55,14 +57,16 @@ class RawReferences:
 def raw_references(path: str, text: str) -> RawReferences:
     """The references of the Nix file at repository path `path`, from its text."""
     here = posixpath.dirname(path)
-    loose = {_join(here, m.group(1)) for m in _RAW_PATH.finditer(text)}
-    loose |= {_join(here, m.group(1)) for m in _RAW_INTERPOLATED.finditer(text)}
+    loose = {join_reference(here, m.group(1)) for m in _RAW_PATH.finditer(text)}
+    loose |= {join_reference(here, m.group(1)) for m in _RAW_INTERPOLATED.finditer(text)}
     literals = code_paths(text)
     if literals is None:
-        return RawReferences(every=_kept(loose, path), in_code=None)
+        return RawReferences(every=kept_references(loose, path), in_code=None)
     # A relative path is relative to the file's folder, with or without a leading `./`.
-    in_code = {_join(here, literal) for literal in literals if not literal.startswith("/")}
-    return RawReferences(every=_kept(loose | in_code, path), in_code=_kept(in_code, path))
+    in_code = {join_reference(here, literal) for literal in literals if not literal.startswith("/")}
+    return RawReferences(
+        every=kept_references(loose | in_code, path), in_code=kept_references(in_code, path)
+    )
 
 
 def code_paths(text: str) -> list[str] | None:
@@ -102,14 +106,3 @@ def code_paths(text: str) -> list[str] | None:
                 literal = literal[: literal.rfind("/") + 1]
             found.append(literal)
     return None if stack else found
-
-
-def _kept(references: set[str], path: str) -> tuple[str, ...]:
-    """Those inside the repository, but for the file itself and the root."""
-    return tuple(sorted(r for r in references if not r.startswith("../") and r not in (".", path)))
-
-
-def _join(here: str, literal: str) -> str:
-    folder = literal.endswith("/")
-    joined = posixpath.normpath(posixpath.join(here, literal))
-    return joined + "/" if folder and joined != "." else joined

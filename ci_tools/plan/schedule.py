@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ci_tools.base import ghoutput
 from ci_tools.base.errors import InputError
 from ci_tools.base.retry import RetryPolicy
-from ci_tools.plan.changes import Base, ChangeSet, FactsAt, base_of, since
+from ci_tools.plan.changes import Base, ChangeSet, FactsAt, base_of, narrowed, since
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
 from ci_tools.plan.kinds import FingerprintKind
@@ -64,6 +64,12 @@ def schedule_stacks(
     fingerprints found wrong (references to nothing, files Nix cannot parse), and schedule."""
     fingerprinter = Fingerprinter(reader_for(schedule.kind))
     base = _base(schedule, checkout, env)
+    if isinstance(base, Base) and not schedule.until_green:
+        alone = _since_alone(schedule, checkout, stacks, head_facts, facts_at, base, fingerprinter)
+        if alone is not None:
+            for problem in alone[1]:
+                ghoutput.warning(problem, env)
+            return alone[0]
     trees = [checkout.head] + ([base.tree] if isinstance(base, Base) else [])
     fingerprinter.prefetch(trees, stacks)  # HEAD's and REF's files: one start of Nix
     head = fingerprinter.stacks(checkout.head, stacks, head_facts)
@@ -71,6 +77,38 @@ def schedule_stacks(
         ghoutput.warning(problem, env)
     keep, why_empty = _keep(schedule, checkout, stacks, head, fingerprinter, facts_at, base, env)
     return Scheduled(fingerprints=head.by_stack, keep=keep, why_empty=why_empty, kind=head.kind)
+
+
+def _since_alone(
+    schedule: Schedule,
+    checkout: Checkout,
+    stacks: Mapping[str, tuple[str, ...]],
+    head_facts: Mapping[str, Hashable],
+    facts_at: FactsAt,
+    base: Base,
+    fingerprinter: Fingerprinter,
+) -> tuple[Scheduled, tuple[str, ...]] | None:
+    """`--since` alone: only the stacks a push may have changed are fingerprinted
+    (`changes.narrowed`); with what their fingerprints found wrong. None where REF's catalog
+    is unknown: every stack is then scheduled, fingerprinted, with a notice (`since`)."""
+    found = narrowed(
+        checkout,
+        base,
+        stacks,
+        head_facts=head_facts,
+        facts_at=facts_at,
+        fingerprinter=fingerprinter,
+    )
+    if found is None:
+        return None
+    change_set, head = found
+    scheduled = Scheduled(
+        fingerprints=head.by_stack,
+        keep=change_set.stacks,
+        why_empty=_nothing_changed(schedule.since),
+        kind=head.kind,
+    )
+    return scheduled, head.problems
 
 
 def reader_for(kind: FingerprintKind | None) -> NixReader:
@@ -133,9 +171,11 @@ def _keep(
     )
     if change_set.notice:
         ghoutput.notice(change_set.notice, env)
-    return change_set.stacks, (
-        f"the matrix is empty: no selected stack's inputs changed since {schedule.since}"
-    )
+    return change_set.stacks, _nothing_changed(schedule.since)
+
+
+def _nothing_changed(ref: str | None) -> str:
+    return f"the matrix is empty: no selected stack's inputs changed since {ref}"
 
 
 def _green(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Target
 
 if TYPE_CHECKING:
+    from ci_tools.catalog.variants import Variant
     from ci_tools.plan.changes import FactsAt
 
 
@@ -56,9 +57,7 @@ def from_catalog(
 
     @functools.cache
     def head_facts() -> Mapping[str, Hashable]:
-        from ci_tools.plan.fingerprint import build_facts
-
-        return {v.name: build_facts(v, catalog) for v in variants}
+        return _Facts(variants, catalog)
 
     def facts_at(commit: str) -> Mapping[str, Hashable] | str:
         return _catalog_facts_at(checkout, catalog_path, chosen, commit, head_facts)
@@ -73,6 +72,29 @@ def from_catalog(
         head_facts=head_facts,
         facts_at=facts_at,
     )
+
+
+class _Facts(Mapping[str, Hashable]):
+    """Variant name -> the catalog facts that reach its build, each made when first asked:
+    `--since` asks only those of the stacks a push may have changed."""
+
+    def __init__(self, variants: Sequence[Variant], catalog: Catalog) -> None:
+        self._variants = {v.name: v for v in variants}
+        self._catalog = catalog
+        self._made: dict[str, Hashable] = {}
+
+    def __getitem__(self, name: str) -> Hashable:
+        from ci_tools.plan.fingerprint import build_facts
+
+        if name not in self._made:
+            self._made[name] = build_facts(self._variants[name], self._catalog)
+        return self._made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._variants)
+
+    def __len__(self) -> int:
+        return len(self._variants)
 
 
 def catalog_branch(known: Mapping[str, object], checkout: Checkout, env: Mapping[str, str]) -> str:

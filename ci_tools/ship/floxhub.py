@@ -11,6 +11,7 @@ FloxHub holds for one pkg-path (not from which commit): what a dry run reports.
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 from collections.abc import Callable
@@ -100,6 +101,10 @@ def already_published_rev(output: str) -> str | None:
     return found.group(1) if found else "unknown"
 
 
+# The lines of flox's output a failure quotes from (its debug records aside).
+KEPT_LINES = 40
+
+
 def publish_one(
     org: str,
     variant: str,
@@ -117,17 +122,25 @@ def publish_one(
     def attempt() -> None:
         nonlocal attempts, output
         attempts += 1
+        # Its debug records are read by `say`'s owner, never stored or shown (floxlog): the
+        # last lines kept are flox's others, however many records came after them.
+        kept: collections.deque[str] = collections.deque(maxlen=KEPT_LINES)
+
+        def on_line(line: str) -> None:
+            say(f"  {line}")
+            if not floxlog.is_record(line):
+                kept.append(line)
+
         result = proc.stream(
             publish_argv(org, variant),
-            on_line=lambda line: say(f"  {line}"),
+            on_line=on_line,
             cwd=cwd,
             # flox then names every path it uploads, on a pipe too (ship/floxlog.py)
             env=floxlog.flox_log_env(os.environ),
             timeout=PUBLISH_TIMEOUT_SECONDS,
-            keep_lines=40,
+            keep_lines=1,  # `kept` is what is kept
         )
-        # Its debug records are read by `say`'s owner, never stored or shown (floxlog).
-        shown = floxlog.without_records(result.stdout)
+        shown = "\n".join(kept)
         if result.timed_out:
             raise PublishError(
                 f"timed out after {PUBLISH_TIMEOUT_SECONDS} s\n{shown}", transient=False

@@ -83,8 +83,3 @@ def declined(lines: Iterable[str]) -> str | None:
                 reason = _REASON.search(part)
                 return reason.group(1) if reason else found.group(1)
     return None
-
-
-def without_records(text: str) -> str:
-    """`text` without flox's debug records: what may be shown or stored of its output."""
-    return "\n".join(line for line in text.splitlines() if not is_record(line))

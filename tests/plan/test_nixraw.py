@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from ci_tools.plan.nixinputs import NixReader
+from ci_tools.plan.nixpaths import broad_references
 from ci_tools.plan.nixraw import code_paths, raw_references
 
 PATH = "nix/file.nix"
@@ -81,3 +82,56 @@ def test_text_that_does_not_lex_leaves_the_references_uncertain(text: str) -> No
 def test_outside_the_repository_and_the_file_itself_are_no_references() -> None:
     found = raw_references(PATH, "{ }: [ ../../../outside.nix ./file.nix ]")
     assert found.every == found.in_code == ()
+
+
+# Places a path token may start that a scan from word boundaries alone would miss, next to
+# forms the lexer reads as one token (`x+./y`, `1./z`).
+EDGES = (
+    "{ a'b }: a'b./c.nix",
+    "{ x }: x+./y.nix",
+    "{ }: 1./z.nix",
+    "{ a }: a//./u.nix",
+    "{ x }: [ ./gen/${x}.nix ./foo-${x} ./${x} ../up/${x} ]",
+    '{ }: "${./s.nix}${ ./t.nix }"',
+    "{ }: [ ./. ./.. ./dir/.. lib/bare.nix ./a/../b.nix ]",
+    "{ }: { u = https://example.org/a/b; s = <nixpkgs/lib>; h = ~/home.nix; a = /abs.nix; }",
+)
+
+
+def _corpus() -> list[tuple[str, str]]:
+    """Every Nix file of this checkout (its recipes, builders, test data) and the edges."""
+    from tests.conftest import REPO_ROOT
+
+    found = [
+        (path.relative_to(REPO_ROOT).as_posix(), path.read_text(encoding="utf-8"))
+        for folder in (".flox", "nix", "tests/data")
+        for path in sorted((REPO_ROOT / folder).rglob("*.nix"))
+    ]
+    return [
+        *found,
+        (PATH, TRICKY.decode()),
+        *((f"nix/sub/edge{i}.nix", t) for i, t in enumerate(EDGES)),
+    ]
+
+
+def test_broad_references_hold_every_raw_reference() -> None:
+    for path, text in _corpus():
+        missed = set(raw_references(path, text).every) - set(broad_references(path, text))
+        assert not missed, (path, missed)
+
+
+@pytest.mark.skipif(shutil.which("nix-instantiate") is None, reason="needs nix-instantiate")
+def test_broad_references_hold_every_reference_nix_parses() -> None:
+    corpus = _corpus()
+    read = NixReader().read({path: text.encode() for path, text in corpus})
+    assert all(
+        read[path].parsed for path in (PATH, *(f"nix/sub/edge{i}.nix" for i in range(len(EDGES))))
+    )
+    for path, text in corpus:
+        missed = set(read[path].references) - set(broad_references(path, text))
+        assert not missed, (path, missed)
+
+
+def test_broad_references_of_the_edges() -> None:
+    got = set(broad_references("nix/f.nix", "{ a'b }: [ a'b./c.nix a//./u.nix ./${x} ]"))
+    assert {"nix/c.nix", "nix/u.nix", "nix/"} <= got
