@@ -43,10 +43,11 @@ from benchmarks.fleet_sim import HOUR, MINUTE, Bounds, Figures, Host, Stack
 from ci_tools.base.errors import CiToolsError
 from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.model import Kind
-from ci_tools.plan import matrix, source
+from ci_tools.plan import matrix, sharding, source
+from ci_tools.plan.binarycache import BinaryCache
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.matrix import Entry, Selection
-from ci_tools.plan.runners import BinaryCache, CheckScope, Inventory, load_inventory
+from ci_tools.plan.runners import CheckScope, Inventory, load_inventory
 
 REPO = Path(__file__).resolve().parent.parent
 GOAL = 1.10
@@ -84,7 +85,7 @@ def plan(branch: str, runners: Path, *, cache: bool) -> Plan:
     rows = matrix.rows(entries)
     return Plan(
         branch=variants.branch,
-        entries=tuple(entries[: matrix.fit(rows)]),  # what one run takes, the rest waits
+        entries=tuple(entries[: sharding.fit(rows)]),  # what one run takes, the rest waits
         inventory=inventory,
         kinds={t.name: t.kind for t in variants.targets},
     )
@@ -183,7 +184,7 @@ def run(
     hosts = fleet(planned.inventory, per_pool, args.gpu_hosts)
     gpu = sum(h.gpu for h in hosts)
     label = f"{planned.branch}, {per_pool} per pool + {gpu} GPU host{'s' * (gpu != 1)}"
-    shards = matrix.shard(stack_list)  # as --github-output splits the matrix
+    shards = sharding.shard(stack_list)  # as --github-output splits the matrix
     bound = fleet_sim.bounds(stack_list, hosts, GREEN_S)
     print(
         f"fleet {label}: bound = max(critical path {hours(bound.critical_path)}, "
@@ -239,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stack_list = ordered(stacks(planned, recorded), args.order)
     timed = sum(all(p in recorded for p in e.packages) for e in planned.entries)
     print(
-        f"fleet {planned.branch}: {len(stack_list)} stacks in {len(matrix.shard(stack_list))} "
+        f"fleet {planned.branch}: {len(stack_list)} stacks in {len(sharding.shard(stack_list))} "
         f"shard(s), {args.order} order, "
         f"{sum(s.gpu_result for s in stack_list)} with a GPU result; "
         f"{'a cache (pools build everything)' if args.cache else 'runners.yaml as it is'}; "

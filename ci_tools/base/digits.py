@@ -15,7 +15,8 @@ import re
 # RFC 8259 §6: integers in [-(2**53)+1, 2**53-1] are the ones JSON implementations agree on
 # (a double holds them exactly); a count or a byte size beyond it is no real count.
 MAX_SAFE_INTEGER = 2**53 - 1
-_WHOLE = re.compile(r"[0-9]+", re.ASCII)
+# A pattern, compiled by `re` on first use: most commands read no outside number.
+_WHOLE = r"[0-9]+"
 
 
 def whole(
@@ -23,7 +24,7 @@ def whole(
 ) -> int | None:
     """`text` as a whole number of ASCII digits (at most `max_digits`) from `low` to `high`;
     None when it is anything else."""
-    if len(text) > max_digits or not _WHOLE.fullmatch(text):
+    if len(text) > max_digits or not re.fullmatch(_WHOLE, text, re.ASCII):
         return None
     value = int(text)
     return value if low <= value <= high else None

@@ -7,13 +7,16 @@ Exit 1: the work itself failed (a build, a check, a publish).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 # Error text is printed where the Actions runner reads workflow commands: escape.py says how.
 from ci_tools.base.escape import escape_data as escape_data
 from ci_tools.base.escape import escape_property as escape_property
 from ci_tools.base.escape import log_lines as log_lines
 from ci_tools.base.escape import printable as printable
+
+if TYPE_CHECKING:
+    from ci_tools.base.problem import Problem
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -38,22 +41,16 @@ class FailedError(CiToolsError):
     exit_code = EXIT_FAILED
 
 
-@dataclass(frozen=True, order=True)
-class Problem:
-    """One thing wrong in an input file, located by file and 1-based line."""
-
-    file: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        # One problem, one line: a newline quoted from the input is shown, not obeyed.
-        return printable(f"{self.file}:{self.line}: {self.message}").replace("\n", "\\n")
-
-
 class SourceError(InputError):
     """One or more problems in input files (catalog, runner inventory, workflows)."""
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = sorted(set(problems))
         super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def one(cls, file: str, line: int, message: str) -> SourceError:
+        """The error of one problem in `file` at `line`."""
+        from ci_tools.base.problem import Problem  # here: only bad input creates one
+
+        return cls([Problem(file, line, message)])

@@ -30,9 +30,8 @@ from typing import TextIO
 # escape. A carriage return would end the line for the runner; the others move a terminal's
 # cursor, reorder what is shown, or fail to encode.
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
-_UNPRINTABLE_BUT_NEWLINE = re.compile(
-    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]"
-)
+# A pattern, compiled by `re` on first use: only a quoted input needs it, not every start.
+_UNPRINTABLE_BUT_NEWLINE = r"[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]"
 _V1 = "##["
 _V1_BROKEN = "# #["  # the v1 form has no escape for `[`: break it up
 _V2 = "::"
@@ -65,7 +64,7 @@ def printable(text: str) -> str:
     Input quoted in an error message cannot start a new line, move the cursor, or fail to
     encode (a lone surrogate from a YAML escape would make `print` raise).
     """
-    return _UNPRINTABLE_BUT_NEWLINE.sub(_escaped, text)
+    return re.sub(_UNPRINTABLE_BUT_NEWLINE, _escaped, text)
 
 
 def escape_data(text: str) -> str:

@@ -1,7 +1,7 @@
 """The one wrapper for external commands (flox, nix, git, nvidia-smi, ...).
 
 Every subprocess ci-tools starts goes through here: resolved from PATH, with a timeout,
-captured output bounded in size (`bounded`), and a clear error (exit 2) when the tool is
+captured output bounded in size (`capture`), and a clear error (exit 2) when the tool is
 missing. An interrupt (Ctrl-C, SIGTERM) kills the child before it propagates. What a child
 says is redacted here (`redact`): its text output, and each streamed line before anyone sees
 it. `run_bytes` keeps stdout as the child wrote it: it is data (git objects to hash), never a
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ci_tools.base import bounded, redact
+from ci_tools.base import capture, redact
 from ci_tools.base.errors import InputError
 
 # What `run` keeps of each stream, and how long a line `stream` passes on may be: far above
@@ -154,14 +154,17 @@ def stream(
 ) -> CommandResult:
     """Run a long command, passing each output line (stdout and stderr merged) to `on_line`
     as it comes, and keep only the last `keep_lines` lines. A line longer than `max_line`
-    bytes is cut there (`bounded.Lines`): a log of huge lines costs no more than its bound."""
+    bytes is cut there (`linecapture.Lines`): a log of huge lines costs no more than its
+    bound."""
+    from ci_tools.base import linecapture  # here: only a streamed child's lines need it
+
     hide = redact.known(env)
     started = time.monotonic()
     deadline = None if timeout is None else started + timeout
     process = _start(argv, cwd=cwd, env=env, stdin=None, stderr=subprocess.STDOUT)
     assert process.stdout is not None
-    lines = bounded.Lines(max_line)
-    tail = bounded.Tail(keep_lines)
+    lines = linecapture.Lines(max_line)
+    tail = linecapture.Tail(keep_lines)
     timed_out = False
     try:
         with selectors.DefaultSelector() as selector:
@@ -205,8 +208,8 @@ _CHUNK = 1 << 16
 @dataclass(frozen=True, kw_only=True)
 class _Captured:
     returncode: int
-    stdout: bounded.Head
-    stderr: bounded.Head
+    stdout: capture.Head
+    stderr: capture.Head
     seconds: float
     timed_out: bool
 
@@ -253,7 +256,7 @@ def _capture(
         stderr=subprocess.PIPE,
     )
     limit = MAX_OUTPUT if max_output is None else max_output
-    heads = (bounded.Head(limit), bounded.Head(limit))
+    heads = (capture.Head(limit), capture.Head(limit))
     threads = [
         threading.Thread(target=_drain, args=(pipe, head.feed), daemon=True)
         for pipe, head in zip((process.stdout, process.stderr), heads, strict=True)

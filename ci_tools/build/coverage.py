@@ -17,7 +17,7 @@ from ci_tools.build.policy import Proof, proof_of
 from ci_tools.build.results import ResultRecord
 from ci_tools.build.smoke.expect import ExpectOf
 from ci_tools.catalog.model import Kind
-from ci_tools.catalog.names import parse_name
+from ci_tools.catalog.nameparse import parse_name
 
 RAN, STATIC, UNPROVEN = "ran", "static", "unproven"
 COLUMNS = (RAN, STATIC, UNPROVEN)

@@ -17,7 +17,8 @@ from ci_tools.base import bounded, digits, narinfo, nixcache, proc, retry
 from ci_tools.base.retry import RetryPolicy
 from ci_tools.build.results import BuildOutcome, Output, Status
 from ci_tools.catalog.names import flox_target
-from ci_tools.catalog.variants import Variant, stacks
+from ci_tools.catalog.stacks import stacks
+from ci_tools.catalog.variants import Variant
 
 # Failures that say nothing about the recipe: the network, a binary cache or the Nix daemon
 # failed. Only these are retried. Each name is what the log line says when it is printed.

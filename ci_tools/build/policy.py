@@ -45,7 +45,7 @@ from ci_tools.build.smoke import evidence
 from ci_tools.build.smoke.evaluate import GPU_CHECKS, ISA_CODE, MPS_CHECK, SASS, check_names
 from ci_tools.build.smoke.expect import Expectations
 from ci_tools.catalog.model import Kind
-from ci_tools.catalog.names import ParsedName, parse_name
+from ci_tools.catalog.nameparse import ParsedName, parse_name
 
 HARDWARE_CHECKS = frozenset({*GPU_CHECKS, MPS_CHECK})
 STATIC_CHECKS = frozenset({SASS, ISA_CODE})

@@ -9,6 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ci_tools.catalog.published import Published
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -34,6 +38,8 @@ class Platform(StrEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class Package:
+    """A package the catalog builds (`packages`): its Nix attribute, import name and base."""
+
     name: str
     attribute: str
     import_name: str
@@ -43,6 +49,8 @@ class Package:
 
 @dataclass(frozen=True, kw_only=True)
 class Isa:
+    """A CPU instruction set a variant is built for (`isas`), and what proves a host has it."""
+
     name: str
     platform: Platform
     description: str
@@ -58,6 +66,8 @@ class Isa:
 
 @dataclass(frozen=True, kw_only=True)
 class Gpu:
+    """A GPU architecture (`gpus`): its compute capability and the CUDA that supports it."""
+
     name: str  # "sm90"
     capability: str  # "9.0"
     family: str
@@ -129,21 +139,9 @@ class VariantSet:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Published:
-    """A variant of a repository without a catalog, as the file name of its recipe says it:
-    the name it is published under (aliases and build suffix included) and its facts."""
-
-    name: str
-    package: str
-    python: str
-    kind: Kind
-    toolkit: str | None  # "cuda12_8" for a GPU variant
-    sm: str | None
-    isa: str | None  # the grammar's name ("armv8_2" where the name says "armv8.2")
-
-
-@dataclass(frozen=True, kw_only=True)
 class Branch:
+    """One branch of the build repository (`branches`): its pins, toolkits and variants."""
+
     name: str
     versions: Mapping[str, str]  # package name -> upstream version
     cuda: str  # as the branch states it, e.g. "12.9.1"
@@ -183,6 +181,8 @@ class Branch:
 
 @dataclass(frozen=True, kw_only=True)
 class Catalog:
+    """The whole catalog, as `load_catalog` validated it."""
+
     path: Path
     display_name: str
     packages: Mapping[str, Package]

@@ -3,7 +3,7 @@
 Every command but `generate` reads a `Catalog`; without `catalog.yaml` it is made here from
 three sources, and nothing else:
 
-* the recipes' file names (`names.parse_name`, aliases and build suffixes included): each
+* the recipes' file names (`nameparse.parse_name`, aliases and build suffixes included): each
   variant's package, Python, CUDA major.minor, SM, ISA, platform and stack;
 * the built-in facts (`builtin`): each ISA's platform, flags and torch capability, each SM's
   compute capability, family and cuDNN switch, each package's import name and base;
@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ci_tools.catalog import builtin, layout
-from ci_tools.catalog.model import Branch, Catalog, Gpu, Kind, Published, Toolkit, version_key
-from ci_tools.catalog.names import ParsedName
+from ci_tools.catalog.model import Branch, Catalog, Gpu, Kind, Toolkit, version_key
+from ci_tools.catalog.nameparse import ParsedName
+from ci_tools.catalog.published import Published
 from ci_tools.catalog.settings import Settings
 
 # The path of a catalog made from recipe names (no file has it).

@@ -121,6 +121,8 @@ class Int(Shape):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Bool(Shape):
+    """true or false."""
+
     def check(self, node: Node, what: str, problems: Problems) -> bool | None:
         if isinstance(node.value, bool):
             return node.value

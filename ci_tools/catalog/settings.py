@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_tools.catalog import builtin, layout, names
+from ci_tools.catalog import builtin, layout, nameparse
 from ci_tools.catalog import grammar as g
 from ci_tools.catalog.scalars import Int, Text, Version
 from ci_tools.catalog.shape import Field, ListOf, MapOf, Record, Table
@@ -79,7 +79,7 @@ SETTINGS = Table(
             "builds",
             ListOf(Text(g.BUILD), unique=True),
             "Name suffixes that mark another build of the variant before them, besides "
-            + " and ".join(names.BUILD_SUFFIXES)
+            + " and ".join(nameparse.BUILD_SUFFIXES)
             + ".",
             default=(),
         ),
@@ -116,7 +116,7 @@ class Settings:
 
     @property
     def builds(self) -> tuple[str, ...]:
-        return (*names.BUILD_SUFFIXES, *self.extra_builds)
+        return (*nameparse.BUILD_SUFFIXES, *self.extra_builds)
 
     def ignores(self, path: str) -> bool:
         """Whether a file under .flox/pkgs/ (`path` relative to it) is no recipe."""

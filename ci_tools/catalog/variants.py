@@ -1,13 +1,13 @@
-"""Catalog -> Variant records: names, platforms, expectations, stacks. Pure functions.
+"""Catalog -> Variant records: names, platforms, expectations. Pure functions.
 
-A *stack* is one PyTorch variant with the dependent variants of the same name suffix
-(torchvision-X, torchaudio-X): they build in that order on one runner.
+Their grouping into stacks (`stacks`) is apart: only the build groups them so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ci_tools.catalog import names
 from ci_tools.catalog.model import (
@@ -18,16 +18,20 @@ from ci_tools.catalog.model import (
     Kind,
     Package,
     Platform,
-    Published,
     Toolkit,
     VariantSet,
     version_key,
 )
 from ci_tools.catalog.yamlsrc import Problems, did_you_mean
 
+if TYPE_CHECKING:
+    from ci_tools.catalog.published import Published
+
 
 @dataclass(frozen=True, kw_only=True)
 class Variant:
+    """One build of one package: its name and every fact of the catalog it is built from."""
+
     name: str
     package: Package
     branch: Branch
@@ -94,29 +98,6 @@ class Variant:
         return self.isa.disables if self.isa is not None else ()
 
 
-@dataclass(frozen=True, kw_only=True)
-class Stack:
-    """Variants that build in order on one runner: the base package first."""
-
-    variants: tuple[Variant, ...]
-
-    @property
-    def base(self) -> Variant:
-        return self.variants[0]
-
-    @property
-    def suffix(self) -> str:
-        return self.base.suffix
-
-    @property
-    def platform(self) -> Platform:
-        return self.base.platform
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(v.name for v in self.variants)
-
-
 def expand(catalog: Catalog, branch_name: str) -> tuple[Variant, ...]:
     """Every variant of one branch, in catalog order (packages, then Pythons, CPU, GPU, MPS)."""
     branch = catalog.branch(branch_name)
@@ -141,18 +122,6 @@ def find(catalog: Catalog, branch_name: str, variant_name: str) -> Variant:
         raise InputError(
             f'unknown variant "{variant_name}" on branch {branch_name}{hint}'
         ) from None
-
-
-def stacks(variants: Iterable[Variant]) -> tuple[Stack, ...]:
-    """Group variants into stacks; a dependent without its base forms a stack of its own."""
-    groups: dict[str, list[Variant]] = {}
-    for variant in variants:
-        groups.setdefault(variant.suffix, []).append(variant)
-    out = []
-    for members in groups.values():
-        ordered = sorted(members, key=lambda v: (v.package.requires is not None, v.package.name))
-        out.append(Stack(variants=tuple(ordered)))
-    return tuple(out)
 
 
 def check_variants(catalog: Catalog, problems: Problems) -> None:

@@ -17,11 +17,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ci_tools.base import bounded
-from ci_tools.base.errors import CiToolsError, Problem, SourceError
+from ci_tools.base.errors import CiToolsError, SourceError
 from ci_tools.catalog.yamltext import check_text
+
+if TYPE_CHECKING:
+    from ci_tools.base.problem import Problem
 
 
 @dataclass
@@ -35,6 +38,8 @@ class Problems:
     shared: dict[tuple[int, int], Any] = field(default_factory=dict)
 
     def add(self, file: str, line: int, message: str) -> None:
+        from ci_tools.base.problem import Problem  # here: only bad input creates one
+
         self.items.append(Problem(file, line, message))
 
     def raise_if_any(self) -> None:
@@ -168,11 +173,11 @@ def load_yaml(path: Path, display_name: str | None = None) -> Node:
         # block the read, or never end.
         text = bounded.read_text(path, MAX_FILE_BYTES)
     except FileNotFoundError:
-        raise SourceError([Problem(name, 1, "file not found")]) from None
+        raise SourceError.one(name, 1, "file not found") from None
     except bounded.RefusedInput as exc:
-        raise SourceError([Problem(name, 1, str(exc))]) from None
+        raise SourceError.one(name, 1, str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError([Problem(name, 1, f"cannot read: {exc}")]) from None
+        raise SourceError.one(name, 1, f"cannot read: {exc}") from None
     return parse_yaml(text, name)
 
 
@@ -202,7 +207,7 @@ def _compose(text: str, name: str) -> Any:
                     if depth > MAX_DEPTH
                     else f"holds more than {MAX_NODES} values"
                 )
-                raise SourceError([Problem(name, event.start_mark.line + 1, why)])
+                raise SourceError.one(name, event.start_mark.line + 1, why)
         return parser(text).get_single_node()
 
 
@@ -246,20 +251,18 @@ def _syntax_errors(text: str, name: str) -> Iterator[None]:
     try:
         yield
     except MarkedYAMLError as exc:
-        raise SourceError(
-            [Problem(name, _mark_line(exc), f"malformed YAML: {_reason(exc)}")]
-        ) from None
+        raise SourceError.one(name, _mark_line(exc), f"malformed YAML: {_reason(exc)}") from None
     except ReaderError as exc:
         line = text.encode("utf-8", "surrogatepass")[: exc.position].count(b"\n") + 1
         code = exc.character if isinstance(exc.character, int) else ord(exc.character)
         reason = f"unacceptable character U+{code:04X}: {exc.reason}"
-        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
+        raise SourceError.one(name, line, f"malformed YAML: {reason}") from None
     except UnicodeEncodeError as exc:  # text that is not a file: a lone surrogate
         line = text[: exc.start].count("\n") + 1
         reason = f"holds a lone surrogate (U+{ord(text[exc.start]):04X})"
-        raise SourceError([Problem(name, line, f"malformed YAML: {reason}")]) from None
+        raise SourceError.one(name, line, f"malformed YAML: {reason}") from None
     except YAMLError as exc:
-        raise SourceError([Problem(name, 1, f"malformed YAML: {exc}")]) from None
+        raise SourceError.one(name, 1, f"malformed YAML: {exc}") from None
 
 
 _PLAIN = "<plain>"  # an untagged plain scalar: its type comes from the core schema
@@ -317,7 +320,7 @@ class _Builder:
         self.built: dict[int, Any] = {}
 
     def _refuse(self, node: Any, message: str) -> SourceError:
-        return SourceError([Problem(self.name, node.start_mark.line + 1, message)])
+        return SourceError.one(self.name, node.start_mark.line + 1, message)
 
     def value(self, node: Any) -> Any:
         if id(node) in self.built:
@@ -369,6 +372,6 @@ def _check_depth(data: object, name: str) -> None:
             continue
         seen[id(value)] = depth
         if depth > MAX_DEPTH:
-            raise SourceError([Problem(name, value.line, f"nested deeper than {MAX_DEPTH} levels")])
+            raise SourceError.one(name, value.line, f"nested deeper than {MAX_DEPTH} levels")
         children = value.values() if isinstance(value, Mapping) else value
         stack.extend((child, depth + 1) for child in children)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ci_tools.base.errors import Problem, SourceError
+from ci_tools.base.errors import SourceError
 
 # YAML 1.1 parsers (libyaml) read these as line breaks, YAML 1.2 ones (editors) do not.
 _BREAKS_IN_DISPUTE = re.compile("[\x85\u2028\u2029]")
@@ -15,7 +15,7 @@ def check_text(text: str, name: str, *, max_bytes: int, max_digits: int) -> None
     """Refuse, before parsing, what the parser would choke on (huge numbers) or read
     otherwise than an editor does. Whole-text searches: no cost per line."""
     if len(text) > max_bytes:
-        raise SourceError([Problem(name, 1, f"larger than {max_bytes} bytes")])
+        raise SourceError.one(name, 1, f"larger than {max_bytes} bytes")
     problems = []
     # Anchored at the start of a run of digits, so each run is scanned once.
     number = re.search(rf"(?<![0-9_])[0-9][0-9_]{{{max_digits},}}", text)
@@ -36,4 +36,4 @@ def check_text(text: str, name: str, *, max_bytes: int, max_digits: int) -> None
         problems.append((mark, "holds U+FEFF (a byte order mark) after its start: remove it"))
     if problems:
         at, message = min(problems)
-        raise SourceError([Problem(name, text.count("\n", 0, at) + 1, message)])
+        raise SourceError.one(name, text.count("\n", 0, at) + 1, message)

@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ci_tools.base import digits
 from ci_tools.base.errors import InputError, printable
 from ci_tools.catalog import grammar, layout
 from ci_tools.catalog.load import load_catalog
@@ -69,7 +68,7 @@ def load(args: argparse.Namespace) -> Catalog:
     # Imported here: only a repository without a catalog pays for git and discovery.
     from ci_tools.catalog.settings import load_settings
     from ci_tools.plan.checkout import Checkout
-    from ci_tools.plan.source import named_catalog
+    from ci_tools.plan.recipesource import named_catalog
 
     root = Path.cwd()
     return named_catalog(
@@ -125,6 +124,8 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: a whole number (ASCII digits) from `low` to `high`."""
 
     def parse(text: str) -> int:
+        from ci_tools.base import digits  # here: read only when the option is given
+
         value = digits.whole(text.strip(), max_digits=9)
         if value is None:
             raise argparse.ArgumentTypeError(

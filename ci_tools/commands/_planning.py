@@ -46,11 +46,10 @@ def variants(args: argparse.Namespace, env: Mapping[str, str], checkout: Checkou
     if args.catalog is not None or catalog_path.is_file():
         return source.from_catalog(_common.load(args), catalog_path, args.branch, checkout, env)
     from ci_tools.catalog.settings import load_settings
+    from ci_tools.plan.recipesource import discovered
 
     settings = load_settings(checkout.root)
-    return source.discovered(
-        checkout, ignore=args.ignore, branch=args.branch, env=env, settings=settings
-    )
+    return discovered(checkout, ignore=args.ignore, branch=args.branch, env=env, settings=settings)
 
 
 def inventory(

@@ -11,7 +11,7 @@ from ci_tools.base import narinfo, nixcache
 from ci_tools.base.errors import InputError, printable
 from ci_tools.build import results
 from ci_tools.build.results import BuildOutcome, CacheStatus, Check, Status
-from ci_tools.plan.runners import BinaryCache
+from ci_tools.plan.binarycache import BinaryCache
 
 CHECK = "substitute"
 

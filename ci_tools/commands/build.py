@@ -21,7 +21,7 @@ from ci_tools.catalog import variants
 from ci_tools.catalog.variants import Variant
 from ci_tools.commands import _fleet, _results, _sbom
 from ci_tools.commands._common import add_branch_option, add_catalog_option, default_branch, load
-from ci_tools.plan.runners import BinaryCache
+from ci_tools.plan.binarycache import BinaryCache
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -21,11 +21,9 @@ import argparse
 import fnmatch
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping
 from pathlib import Path
 
-from ci_tools.base import ghoutput
 from ci_tools.base.errors import InputError
 from ci_tools.catalog.model import Platform
 from ci_tools.catalog.yamlsrc import did_you_mean
@@ -34,7 +32,7 @@ from ci_tools.plan import matrix, source
 from ci_tools.plan import status_defaults as statuses_defaults
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.kinds import FingerprintKind
-from ci_tools.plan.matrix import Entry, Group, Selection
+from ci_tools.plan.matrix import Group, Selection
 
 MAX_SHARDS = 64
 
@@ -168,7 +166,7 @@ def _login(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     env = os.environ
     cwd = Path.cwd()
-    output = ghoutput.output_path(env) if args.github_output else None
+    output = _output_path(env) if args.github_output else None
     checkout = Checkout(root=cwd)
     variants = _planning.variants(args, env, checkout)
     inventory = _planning.inventory(args.runners, cwd, variants.sms, variants.cpu_flags)
@@ -179,61 +177,31 @@ def run(args: argparse.Namespace) -> int:
         branch=variants.branch,
         group=Group(args.group),
     )
-    entries, why_empty, kind = (
-        _scheduled(args, planned, variants, checkout, env)
-        if args.fingerprints or args.github_output or args.until_green or args.since is not None
-        else (list(planned), "", None)
-    )
-    if not entries:
-        ghoutput.notice(why_empty if planned else source.empty_reason(variants), env)
-    if output is not None:
-        entries = _fit(entries, args, env)
-        outputs = matrix.github_outputs(matrix.rows(entries), args.max_shards)
-        _say_shards(len(entries), int(outputs["shards"]), env)
-        # `kind` is set: --github-output always fingerprints.
-        ghoutput.notice(
-            f"fingerprints: {kind.description if kind else '-'} ({kind}-...); greens of "
-            "another kind are never compared with them",
-            env,
+    if args.fingerprints or args.github_output or args.until_green or args.since is not None:
+        # Imported here: fingerprints and $GITHUB_OUTPUT's shards are the workflow's, not
+        # those of a person's look at what a branch builds.
+        from ci_tools.commands import _matrix_workflow
+
+        entries, why_empty, kind = _matrix_workflow.scheduled(
+            args, planned, variants, checkout, env
         )
-        ghoutput.append_outputs(output, {**outputs, "fingerprint-kind": str(kind)})
+    else:
+        entries, why_empty, kind = list(planned), "", None
+    if not entries:
+        from ci_tools.base import ghoutput
+
+        ghoutput.notice(why_empty if planned else source.empty_reason(variants), env)
+    if output is not None:  # --github-output: `_matrix_workflow` is imported above
+        entries = _matrix_workflow.write_outputs(output, entries, args, kind, env)
     sys.stdout.write(matrix.matrix_text(matrix.rows(entries)))
     return 0
 
 
-def _scheduled(
-    args: argparse.Namespace,
-    planned: Sequence[Entry],
-    variants: source.Source,
-    checkout: Checkout,
-    env: Mapping[str, str],
-) -> tuple[list[Entry], str, FingerprintKind]:
-    """The entries to build, each with its fingerprint; when none is left, why; and the
-    fingerprints' kind."""
-    # Imported only here: fingerprints cost git reads and a Nix parse that a plain matrix
-    # (a person's look at what a branch builds) never needs.
-    from ci_tools.plan.schedule import Schedule, schedule_stacks
+def _output_path(env: Mapping[str, str]) -> Path:
+    """$GITHUB_OUTPUT, checked before any work (`--github-output`)."""
+    from ci_tools.base import ghoutput
 
-    schedule = Schedule(
-        until_green=args.until_green,
-        since=args.since,
-        lookback=args.lookback,
-        max_api_calls=args.max_api_calls,
-        kind=FingerprintKind(args.fingerprint_kind) if args.fingerprint_kind else None,
-        trusted=tuple(args.trusted_creator),
-        # Only green records are read against the fleet: without --until-green, none is.
-        inventory=_inventory_digest(args, checkout) if args.until_green else None,
-    )
-    stacks = {e.name: e.packages for e in planned}
-    done = schedule_stacks(
-        schedule, checkout, stacks, variants.head_facts(), variants.facts_at, env
-    )
-    entries = [
-        replace(e, fingerprint=done.fingerprints[e.name])
-        for e in planned
-        if done.keep is None or e.name in done.keep
-    ]
-    return entries, done.why_empty, done.kind
+    return ghoutput.output_path(env)
 
 
 def _selection(args: argparse.Namespace, variants: source.Source) -> Selection:
@@ -260,44 +228,3 @@ def _selection(args: argparse.Namespace, variants: source.Source) -> Selection:
         skip=tuple(args.skip),
         platforms=tuple(Platform(p) for p in args.platform),
     )
-
-
-def _fit(entries: list[Entry], args: argparse.Namespace, env: Mapping[str, str]) -> list[Entry]:
-    """What one run can take; a notice names the rest, which wait for the next run."""
-    kept = matrix.fit(matrix.rows(entries), args.max_shards)
-    waiting = [e.name for e in entries[kept:]]
-    if waiting:
-        later = (
-            "the next push plans them (--until-green: each stack turned green leaves room)"
-            if args.until_green
-            else "without --until-green nothing plans them again until their inputs change"
-        )
-        shown = ", ".join(waiting[:20]) + (
-            f" and {len(waiting) - 20} more" if len(waiting) > 20 else ""
-        )
-        ghoutput.notice(
-            f"{len(waiting)} of {len(entries)} stacks wait for the next run: one run takes at "
-            f"most {args.max_shards} matrices of {matrix.SHARD_SIZE} entries within GitHub's "
-            f"1 MB of job outputs, each within what one environment variable holds "
-            f"({matrix.SHARD_TEXT_BUDGET} bytes); {later}. Waiting: {shown}",
-            env,
-        )
-    return entries[:kept]
-
-
-def _inventory_digest(args: argparse.Namespace, checkout: Checkout) -> str:
-    """What identifies the fleet for unprovable records: runners.yaml's bytes."""
-    from ci_tools.catalog import layout
-    from ci_tools.plan import greens_aggregate
-
-    path = args.runners if args.runners is not None else checkout.root / layout.RUNNERS
-    return greens_aggregate.inventory_digest(path)
-
-
-def _say_shards(count: int, shards: int, env: Mapping[str, str]) -> None:
-    if shards > 1:
-        ghoutput.notice(
-            f"{count} entries are more than GitHub's {matrix.SHARD_SIZE} per matrix: "
-            f"split into {shards} shards (matrix-0 ... matrix-{shards - 1})",
-            env,
-        )

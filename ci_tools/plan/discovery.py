@@ -1,7 +1,7 @@
 """Variants of a build repository that has recipes but no catalog, from its recipe files.
 
-Strict: every file under `.flox/pkgs/` is a variant of the grammar (`names`, with its
-declared aliases) or a reported problem, unless it is ignored: by a glob of the settings file
+Strict: every file under `.flox/pkgs/` is a variant of the grammar (`names`; `nameparse`, with
+its declared aliases) or a reported problem, unless it is ignored: by a glob of the settings file
 (`ci-tools.yaml`'s `ignore:`) or by name (`--ignore`). flox's NEF names packages by path
 (`dirToAttrs`): `<name>.nix` and `<name>/default.nix` are package `<name>` (the folder's
 other files are that package's), any other folder is a package *set* (`lib/x.nix` is
@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ci_tools.catalog import builtin, layout, names
+from ci_tools.catalog import builtin, layout, nameparse
 from ci_tools.catalog.settings import Settings
 from ci_tools.catalog.yamlsrc import did_you_mean
 from ci_tools.plan.matrix import Target
@@ -40,7 +40,7 @@ DEFAULT_CPUINFO: Mapping[str, tuple[str, ...]] = {
 @dataclass(frozen=True, kw_only=True)
 class Discovered:
     targets: tuple[Target, ...]
-    parsed: tuple[names.ParsedName, ...]  # what each target's name says, in the same order
+    parsed: tuple[nameparse.ParsedName, ...]  # what each target's name says, in the same order
     problems: tuple[str, ...]  # "<file>: <what is wrong and what would be right>"
     ignored: tuple[str, ...]  # files left out by a glob or by name
 
@@ -80,7 +80,7 @@ def discover(
                 f"shared Nix to nix/ at the repository root, add {folder}/default.nix if it is "
                 f"one package, or ignore it ({_IGNORE})"
             )
-    parsed: list[names.ParsedName] = []
+    parsed: list[nameparse.ParsedName] = []
     for name, file in candidates:
         found, problem = _check(name, settings.builds)
         if found is not None:
@@ -117,10 +117,10 @@ def _by_place(
     return top_files, folders, skipped
 
 
-def _check(name: str, builds: tuple[str, ...]) -> tuple[names.ParsedName | None, str]:
-    parsed = names.parse_name(name, builds)
+def _check(name: str, builds: tuple[str, ...]) -> tuple[nameparse.ParsedName | None, str]:
+    parsed = nameparse.parse_name(name, builds)
     if parsed is None:
-        fixed = names.respell(name)
+        fixed = nameparse.respell(name)
         if fixed is not None:
             return None, f'"{name}" is not a variant name: did you mean "{fixed}"?'
         if _OLD_PYTHON.search(name):
@@ -135,7 +135,7 @@ def _check(name: str, builds: tuple[str, ...]) -> tuple[names.ParsedName | None,
                 f"grammar; if it marks another build of that variant, add "
                 f'"{extra.lstrip("-")}" under `builds:` in {layout.SETTINGS}'
             )
-        return None, f'"{name}" is not a variant name ({names.GRAMMAR})'
+        return None, f'"{name}" is not a variant name ({nameparse.GRAMMAR})'
     if parsed.package not in KNOWN_PACKAGES:
         return None, (
             f'unknown package "{parsed.package}"{did_you_mean(parsed.package, KNOWN_PACKAGES)}; '
@@ -154,12 +154,12 @@ def _grammar_prefix(name: str, builds: tuple[str, ...]) -> tuple[str | None, str
     parts = name.split("-")
     for cut in range(len(parts) - 1, 2, -1):
         head = "-".join(parts[:cut])
-        if names.parse_name(head, builds) is not None:
+        if nameparse.parse_name(head, builds) is not None:
             return head, "-" + "-".join(parts[cut:])
     return None, ""
 
 
-def _target(parsed: names.ParsedName, present: set[str]) -> Target:
+def _target(parsed: nameparse.ParsedName, present: set[str]) -> Target:
     base = f"{BASE_PACKAGE}-{parsed.suffix}"
     return Target(
         name=parsed.name,

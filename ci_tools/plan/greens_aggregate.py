@@ -34,8 +34,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ci_tools.base.github_answers import text_or_none
-
 if TYPE_CHECKING:
     from ci_tools.base.github_api import Api
 
@@ -133,6 +131,9 @@ def _summary(count: int, total: int) -> str:
 def read_record(check_run: Any) -> tuple[str, frozenset[str]] | None:
     """(the creating app's slug, the digests) of a completed, successful check run of ours;
     None for any other."""
+    # Imported here: the workflow's plan (--github-output) reads only `inventory_digest`.
+    from ci_tools.base.github_answers import text_or_none
+
     if text_or_none(check_run, "name") != CHECK_NAME:
         return None
     if text_or_none(check_run, "conclusion") != "success":

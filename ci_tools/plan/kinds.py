@@ -30,8 +30,10 @@ class FingerprintKind(StrEnum):
 
 # Hex digits of the digest: 128 bits, and short enough for a status description.
 DIGEST_LENGTH = 32
-_FINGERPRINT = re.compile(rf"({'|'.join(k.value for k in FingerprintKind)})-([0-9a-f]{{32}})")
-_LEGACY = re.compile(r"[0-9a-f]{32}")
+# Patterns, not compiled ones: `re` compiles them on first use (and caches them), so a plain
+# matrix, which reads no fingerprint, compiles neither at every start.
+_FINGERPRINT = rf"({'|'.join(k.value for k in FingerprintKind)})-([0-9a-f]{{32}})"
+_LEGACY = r"[0-9a-f]{32}"
 
 
 def compose(kind: FingerprintKind, digest: str) -> str:
@@ -40,15 +42,15 @@ def compose(kind: FingerprintKind, digest: str) -> str:
 
 def kind_of(fingerprint: str) -> FingerprintKind | None:
     """The kind a fingerprint names; None when it is not a fingerprint of a known kind."""
-    match = _FINGERPRINT.fullmatch(fingerprint)
+    match = re.fullmatch(_FINGERPRINT, fingerprint)
     return FingerprintKind(match[1]) if match else None
 
 
 def check(fingerprint: str) -> str | None:
     """Why `fingerprint` is not one the matrix prints; None when it is."""
-    if _FINGERPRINT.fullmatch(fingerprint):
+    if re.fullmatch(_FINGERPRINT, fingerprint):
         return None
-    if _LEGACY.fullmatch(fingerprint):
+    if re.fullmatch(_LEGACY, fingerprint):
         return (
             f'"{fingerprint}" has no kind (an older ci-tools printed it): plan again, the '
             "matrix prints nix-<32 hex> or raw-<32 hex>"

@@ -27,14 +27,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ci_tools.base.errors import InputError, Problem, SourceError
+from ci_tools.base.errors import InputError, SourceError
 from ci_tools.catalog import tables
 from ci_tools.catalog.layout import RUNNERS as RUNNERS_FILE
 from ci_tools.catalog.model import Kind, Platform
 from ci_tools.catalog.shape import Record
 from ci_tools.catalog.yamlsrc import Problems, did_you_mean, load_yaml
+
+if TYPE_CHECKING:
+    from ci_tools.plan.binarycache import BinaryCache
 
 DEFAULT_LABELS: Mapping[Platform, tuple[str, ...]] = {
     Platform.X86_64_LINUX: ("self-hosted", "Linux", "X64"),
@@ -73,6 +76,8 @@ class Placeable(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class Pool:
+    """The builders of one platform (runners.yaml `builders`): their labels and timeouts."""
+
     platform: Platform
     labels: tuple[str, ...]
     timeouts: Mapping[Kind, int]
@@ -81,6 +86,8 @@ class Pool:
 
 @dataclass(frozen=True, kw_only=True)
 class GpuRunner:
+    """A self-hosted runner with one GPU (runners.yaml `test_runners`)."""
+
     labels: tuple[str, ...]
     platform: Platform
     sm: str
@@ -89,16 +96,9 @@ class GpuRunner:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BinaryCache:
-    """The Nix binary cache the jobs share (runners.yaml `cache`)."""
-
-    url: str
-    public_keys: tuple[str, ...]
-    signing_key_secret: str
-
-
-@dataclass(frozen=True, kw_only=True)
 class Inventory:
+    """The runner fleet: runners.yaml, or the defaults where there is none."""
+
     builders: Mapping[Platform, Pool]
     test_runners: tuple[GpuRunner, ...] = ()
     cache: BinaryCache | None = None
@@ -111,6 +111,8 @@ class Inventory:
 
 @dataclass(frozen=True, kw_only=True)
 class Placement:
+    """Where a stack builds and where, and how far, its test runs."""
+
     runs_on: tuple[str, ...]  # the build leg: the platform's pool; without a cache the test leg's
     timeout_minutes: int  # the build leg's
     test: CheckScope
@@ -226,6 +228,8 @@ def unserved(inventory: Inventory, missing: Mapping[Platform, list[str]]) -> Inp
         )
     if inventory.source is None:
         return InputError("\n".join(messages))
+    from ci_tools.base.problem import Problem  # here: only bad input creates one
+
     return SourceError([Problem(inventory.source, inventory.builders_line, m) for m in messages])
 
 
@@ -335,6 +339,8 @@ def _label_set(owner: Record) -> frozenset[str]:
 
 
 def _cache(cache: Record) -> BinaryCache:
+    from ci_tools.plan.binarycache import BinaryCache  # here: most fleets share no cache
+
     return BinaryCache(
         url=cache["url"],
         public_keys=tuple(key for key, _ in cache["public_keys"]),

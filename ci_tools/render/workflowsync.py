@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ci_tools.base import bounded
-from ci_tools.base.errors import InputError, Problem, SourceError
+from ci_tools.base.errors import InputError, SourceError
+from ci_tools.base.problem import Problem
 
 CI_WORKFLOW = "ci.yml"
 RELEASE_WORKFLOW = "release.yml"

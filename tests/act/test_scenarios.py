@@ -703,7 +703,7 @@ def test_330_stacks_run_as_2_shards_with_unique_names_and_a_green_gate(tmp_path:
     """Issue 19 item 2: the gate put `toJSON(needs)`, the plan's matrices included, into one
     variable; past about 300 stacks bash could not start ("argument list too long"). It reads
     each job's result now, and stays green at 330."""
-    from ci_tools.plan import matrix
+    from ci_tools.plan import sharding
 
     s = new_scenario(tmp_path)
     entry = json.loads(
@@ -716,7 +716,7 @@ def test_330_stacks_run_as_2_shards_with_unique_names_and_a_green_gate(tmp_path:
         ).stdout
     )["include"][0]
     rows = [{**entry, "name": f"{entry['name']}-{n:03d}"} for n in range(330)]
-    outputs = {**matrix.github_outputs(rows), "trusted": "true"}
+    outputs = {**sharding.github_outputs(rows), "trusted": "true"}
     light = LIGHT_BUILD_STACK
     before = s.head()
     after = s.commit({".github/workflows/build-stack.yml": light}, "light build-stack")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_tools.base import bounded
+from ci_tools.base import bounded, capture, linecapture
 
 
 def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
@@ -67,19 +67,19 @@ def test_proc_files_are_regular_and_read(tmp_path: Path) -> None:
 
 
 def test_lines_are_cut_as_they_arrive_and_say_how_much() -> None:
-    lines = bounded.Lines(max_line=10)
+    lines = linecapture.Lines(max_line=10)
     out = [*lines.feed(b"short\n" + b"y" * 25), *lines.feed(b"y" * 5 + b"\nnext"), *lines.close()]
-    assert out == ["short", "y" * 10 + bounded.cut_marker(20), "next"]
+    assert out == ["short", "y" * 10 + capture.cut_marker(20), "next"]
 
 
 def test_lines_read_line_breaks_as_text_mode_does() -> None:
-    lines = bounded.Lines(max_line=100)
+    lines = linecapture.Lines(max_line=100)
     out = [*lines.feed(b"a\r\nb\rc\r"), *lines.feed(b"\nd\n"), *lines.close()]
     assert out == ["a", "b", "c", "d"]
 
 
 def test_head_keeps_the_first_bytes_and_counts_the_rest() -> None:
-    head = bounded.Head(limit=4)
+    head = capture.Head(limit=4)
     head.feed(b"abc")
     head.feed(b"defg")
     assert (bytes(head.kept), head.dropped) == (b"abcd", 3)

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ci_tools.base import bounded, proc
+from ci_tools.base import capture, proc
 from ci_tools.base.errors import InputError
 
 
@@ -73,7 +73,7 @@ def test_stream_cuts_a_huge_line_as_it_arrives() -> None:
     seen: list[str] = []
     code = "import sys\nsys.stdout.write('a' * (64 << 20) + '\\nend\\n')"
     result = proc.stream([sys.executable, "-c", code], on_line=seen.append, max_line=1000)
-    assert seen == ["a" * 1000 + bounded.cut_marker((64 << 20) - 1000), "end"]
+    assert seen == ["a" * 1000 + capture.cut_marker((64 << 20) - 1000), "end"]
     assert result.ok
 
 

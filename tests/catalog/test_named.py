@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_tools.catalog import names
+from ci_tools.catalog import nameparse
 from ci_tools.catalog.model import Kind, Platform
 from ci_tools.catalog.named import catalog_from_names
 from ci_tools.catalog.settings import Settings
@@ -21,7 +21,7 @@ NAMES = (
 
 
 def _catalog(settings: Settings = Settings()) -> object:  # noqa: B008
-    parsed = [names.parse_name(n) for n in NAMES]
+    parsed = [nameparse.parse_name(n) for n in NAMES]
     assert all(parsed)
     return catalog_from_names(
         [p for p in parsed if p], branch="main", settings=settings, root=Path("/repo")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ci_tools.catalog import names
+from ci_tools.catalog import nameparse, names
 from ci_tools.catalog.model import Catalog, Kind, Platform
 from ci_tools.catalog.variants import expand_all
 
@@ -20,7 +20,7 @@ def test_spelling() -> None:
 def test_every_shipped_name_parses_back(catalog: Catalog) -> None:
     for variants in expand_all(catalog).values():
         for variant in variants:
-            parsed = names.parse_name(variant.name)
+            parsed = nameparse.parse_name(variant.name)
             assert parsed is not None, variant.name
             assert parsed.package == variant.package.name
             assert parsed.python == variant.python
@@ -47,7 +47,7 @@ def test_every_shipped_name_parses_back(catalog: Catalog) -> None:
     ],
 )
 def test_parse(name: str, kind: Kind, platform: Platform, sm: str | None, isa: str | None) -> None:
-    parsed = names.parse_name(name)
+    parsed = nameparse.parse_name(name)
     assert parsed is not None
     assert (parsed.kind, parsed.platform, parsed.sm, parsed.isa) == (kind, platform, sm, isa)
 
@@ -65,7 +65,7 @@ def test_parse(name: str, kind: Kind, platform: Platform, sm: str | None, isa: s
     ],
 )
 def test_names_outside_the_grammar(name: str) -> None:
-    assert names.parse_name(name) is None
+    assert nameparse.parse_name(name) is None
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_names_outside_the_grammar(name: str) -> None:
 def test_declared_aliases_keep_the_published_name(
     name: str, kind: Kind, isa: str | None, build: str | None, suffix: str
 ) -> None:
-    parsed = names.parse_name(name)
+    parsed = nameparse.parse_name(name)
     assert parsed is not None
     assert (parsed.name, parsed.kind, parsed.isa, parsed.build) == (name, kind, isa, build)
     assert parsed.suffix == suffix  # a stack groups by the published spelling
@@ -101,6 +101,6 @@ def test_declared_aliases_keep_the_published_name(
 
 def test_a_build_suffix_is_declared_or_refused() -> None:
     name = "pytorch-python313-cuda12_8-sm120-avx2-cu128"
-    assert names.parse_name(name) is None
-    parsed = names.parse_name(name, (*names.BUILD_SUFFIXES, "cu128"))
+    assert nameparse.parse_name(name) is None
+    parsed = nameparse.parse_name(name, (*nameparse.BUILD_SUFFIXES, "cu128"))
     assert parsed is not None and parsed.build == "cu128" and parsed.isa == "avx2"

@@ -10,7 +10,8 @@ import pytest
 from ci_tools.base.errors import InputError
 from ci_tools.catalog.load import load_catalog
 from ci_tools.catalog.model import Catalog, Kind, Platform
-from ci_tools.catalog.variants import expand, find, stacks
+from ci_tools.catalog.stacks import stacks
+from ci_tools.catalog.variants import expand, find
 from tests.conftest import REPO_ROOT, CliRunner
 
 

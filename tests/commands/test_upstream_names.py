@@ -13,7 +13,7 @@ import pytest
 
 from ci_tools.build import results
 from ci_tools.build.results import Status
-from ci_tools.catalog import builtin, names
+from ci_tools.catalog import builtin, nameparse
 from tests.conftest import DATA, CliRunner
 from tests.doubles.flox.test_flox_double import (
     double_environment,
@@ -74,7 +74,9 @@ def test_matrix_schedules_every_published_name(upstream: Path, run_cli: CliRunne
 
 
 def test_detect_recommends_a_published_name(upstream: Path, run_cli: CliRunner) -> None:
-    gpu = next(p for n in recipe_names(_listed(upstream)) if (p := names.parse_name(n)) and p.sm)
+    gpu = next(
+        p for n in recipe_names(_listed(upstream)) if (p := nameparse.parse_name(n)) and p.sm
+    )
     assert gpu.isa is not None and gpu.sm is not None
     isa = builtin.ISAS[gpu.isa]
     machine = "aarch64" if isa.platform == "aarch64-linux" else "x86_64"

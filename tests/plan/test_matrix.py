@@ -11,10 +11,10 @@ import pytest
 from ci_tools.base.errors import InputError, SourceError
 from ci_tools.catalog.model import Catalog, Kind, Platform
 from ci_tools.catalog.variants import expand
-from ci_tools.plan import matrix
+from ci_tools.plan import matrix, sharding
+from ci_tools.plan.binarycache import BinaryCache
 from ci_tools.plan.matrix import Group, Selection, Target
 from ci_tools.plan.runners import (
-    BinaryCache,
     Inventory,
     Pool,
     default_inventory,
@@ -304,7 +304,7 @@ def _entries(count: int) -> list[matrix.Entry]:
 )
 def test_shards_are_few_balanced_and_cover_every_entry_once(count: int, sizes: list[int]) -> None:
     entries = _entries(count)
-    shards = matrix.shard(entries)
+    shards = sharding.shard(entries)
     assert [len(s) for s in shards] == sizes
     assert [e for s in shards for e in s] == entries
 
@@ -312,13 +312,13 @@ def test_shards_are_few_balanced_and_cover_every_entry_once(count: int, sizes: l
 def test_more_than_max_shards_is_bad_input_that_explains_max_shards() -> None:
     entries = _entries(1025)
     with pytest.raises(InputError, match=r"--max-shards 5 .*matrix-4"):
-        matrix.shard(entries)
-    assert len(matrix.shard(entries, max_shards=5)) == 5
+        sharding.shard(entries)
+    assert len(sharding.shard(entries, max_shards=5)) == 5
 
 
 def test_github_outputs_follow_the_contract() -> None:
     entries = _entries(300)
-    outputs = matrix.github_outputs(matrix.rows(entries))
+    outputs = sharding.github_outputs(matrix.rows(entries))
     assert list(outputs) == [
         "count",
         "shards",
@@ -339,7 +339,7 @@ def test_github_outputs_follow_the_contract() -> None:
 def test_a_full_shard_fits_a_job_output(catalog: Catalog, shipped_inventory: Inventory) -> None:
     """A job output holds at most 1 MB; the widest entry of the catalog, 256 times over."""
     widest = max(plan(catalog, shipped_inventory, "cuda-12_9"), key=lambda e: len(str(e.to_json())))
-    outputs = matrix.github_outputs(matrix.rows([widest] * 256))
+    outputs = sharding.github_outputs(matrix.rows([widest] * 256))
     text = outputs["matrix-0"]
     assert len(json.loads(text)["include"]) == 256
     assert len(text.encode()) < 256 * 1024
@@ -352,21 +352,21 @@ def test_each_shard_fits_one_environment_variable(
     Linux caps at 128 KiB ("NAME=value", MAX_ARG_STRLEN). The catalog's widest entry fits 256
     times; wider entries (longer runner labels) make fewer per shard, the rest wait."""
     widest = max(plan(catalog, shipped_inventory, "cuda-12_9"), key=lambda e: len(str(e.to_json())))
-    assert matrix.fit(matrix.rows([widest] * 256)) == 256
+    assert sharding.fit(matrix.rows([widest] * 256)) == 256
     row = {**widest.to_json(), "runs_on": ["self-hosted", "x" * 300]}  # about 800 bytes
     wide = [{**row, "name": f"stack-{n:04d}"} for n in range(1024)]
-    kept = matrix.fit(wide)
+    kept = sharding.fit(wide)
     assert 0 < kept < 1024
-    outputs = matrix.github_outputs(wide[:kept])
+    outputs = sharding.github_outputs(wide[:kept])
     sizes = [len(outputs[f"matrix-{i}"].encode()) for i in range(4)]
-    assert max(sizes) <= matrix.SHARD_TEXT_BUDGET < 128 * 1024
+    assert max(sizes) <= sharding.SHARD_TEXT_BUDGET < 128 * 1024
     # One more would not fit: the bound is what limits, not a margin of its own.
-    more = matrix.github_outputs(wide[: kept + 1])
-    assert max(len(more[f"matrix-{i}"].encode()) for i in range(4)) > matrix.SHARD_TEXT_BUDGET
+    more = sharding.github_outputs(wide[: kept + 1])
+    assert max(len(more[f"matrix-{i}"].encode()) for i in range(4)) > sharding.SHARD_TEXT_BUDGET
 
 
 def test_empty_matrix_outputs() -> None:
-    outputs = matrix.github_outputs([])
+    outputs = sharding.github_outputs([])
     assert outputs["count"] == "0" and outputs["shards"] == "0"
     assert all(outputs[f"matrix-{i}"] == '{"include":[]}' for i in range(4))
 
