@@ -105,6 +105,34 @@ def already_published_rev(output: str) -> str | None:
 KEPT_LINES = 40
 
 
+def _publish_once(org: str, variant: str, *, cwd: Path, say: Callable[[str], None]) -> str:
+    """One `flox publish`: what may be shown of its output, or PublishError. Its debug
+    records are heard by `say`'s owner, never stored or shown (floxlog): the lines kept are
+    the last of flox's others, however many records came after them."""
+    kept: collections.deque[str] = collections.deque(maxlen=KEPT_LINES)
+
+    def on_line(line: str) -> None:
+        say(f"  {line}")
+        if not floxlog.is_record(line):
+            kept.append(line)
+
+    result = proc.stream(
+        publish_argv(org, variant),
+        on_line=on_line,
+        cwd=cwd,
+        # flox then names every path it uploads, on a pipe too (ship/floxlog.py)
+        env=floxlog.flox_log_env(os.environ),
+        timeout=PUBLISH_TIMEOUT_SECONDS,
+        keep_lines=1,  # `kept` is what is kept
+    )
+    shown = "\n".join(kept)
+    if result.timed_out:
+        raise PublishError(f"timed out after {PUBLISH_TIMEOUT_SECONDS} s\n{shown}", transient=False)
+    if not result.ok:
+        raise PublishError(shown, transient=is_transient(shown))
+    return shown
+
+
 def publish_one(
     org: str,
     variant: str,
@@ -122,32 +150,7 @@ def publish_one(
     def attempt() -> None:
         nonlocal attempts, output
         attempts += 1
-        # Its debug records are read by `say`'s owner, never stored or shown (floxlog): the
-        # last lines kept are flox's others, however many records came after them.
-        kept: collections.deque[str] = collections.deque(maxlen=KEPT_LINES)
-
-        def on_line(line: str) -> None:
-            say(f"  {line}")
-            if not floxlog.is_record(line):
-                kept.append(line)
-
-        result = proc.stream(
-            publish_argv(org, variant),
-            on_line=on_line,
-            cwd=cwd,
-            # flox then names every path it uploads, on a pipe too (ship/floxlog.py)
-            env=floxlog.flox_log_env(os.environ),
-            timeout=PUBLISH_TIMEOUT_SECONDS,
-            keep_lines=1,  # `kept` is what is kept
-        )
-        shown = "\n".join(kept)
-        if result.timed_out:
-            raise PublishError(
-                f"timed out after {PUBLISH_TIMEOUT_SECONDS} s\n{shown}", transient=False
-            )
-        if not result.ok:
-            raise PublishError(shown, transient=is_transient(shown))
-        output = shown
+        output = _publish_once(org, variant, cwd=cwd, say=say)
 
     def on_retry(number: int, exc: BaseException, delay: float) -> None:
         say(f"{variant}: attempt {number} failed transiently; retrying in {delay:.0f} s")
