@@ -187,3 +187,15 @@ def test_a_changed_file_a_recipe_reaches_leaves_its_stack_to_fingerprint(
     same, differ = compare(base, head, use_nix=use_nix)
     assert differ == {"a"}
     assert not same & differ
+
+
+@NEEDS_NIX
+def test_a_reference_out_of_the_repository_names_none_of_its_files() -> None:
+    # `../../../r0/nix/b.nix` leaves the repository; Nix's parse, in a temporary folder of
+    # one folder a version (`r0/...`), must not read it as the repository's `nix/b.nix`.
+    recipe = f"{RECIPES}/a.nix"
+    text = b"{ }: import ../../../r0/nix/b.nix\n"
+    assert NixReader(use_nix=True).read({recipe: text})[recipe].references == ()
+    base = {recipe: text.decode(), "nix/b.nix": "{ }: 1\n"}
+    same, differ = compare(base, {**base, "nix/b.nix": "{ }: 2\n"}, use_nix=True)
+    assert not same & differ
