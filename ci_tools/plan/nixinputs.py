@@ -97,15 +97,19 @@ class NixReader:
         return self._parse_in(None, todo)
 
     def _parse_in(self, where: Path | None, todo: list[Version]) -> dict[Version, NixFile]:
-        """Each version of a path in a folder of its own (`r0/PATH`, `r1/PATH`: a file's path
-        literals resolve against its own tree), all parsed together."""
+        """Each version of a path in a folder of its own (`r0-TAG/PATH`, `r1-TAG/PATH`: a
+        file's path literals resolve against its own tree), all parsed together."""
+        import secrets
         import tempfile  # only when there is something to parse
 
+        # Unguessable folder names: a literal that leaves the repository and comes back
+        # through a guessed one (`../../r0/x.nix`) would be read as a file of the repository.
+        tag = secrets.token_hex(8)
         layers: dict[str, int] = {}
         placed: dict[Version, str] = {}
         for path, data in todo:
             layers[path] = layers.get(path, -1) + 1
-            placed[path, data] = f"r{layers[path]}"
+            placed[path, data] = f"r{layers[path]}-{tag}"
         out: dict[Version, NixFile] = {}
         with tempfile.TemporaryDirectory(prefix="ci-tools-nix-", dir=where) as tmp:
             top = Path(tmp).resolve()

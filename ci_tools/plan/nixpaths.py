@@ -39,7 +39,9 @@ def broad_references(path: str, text: str) -> tuple[str, ...]:
 
 
 def _runs(text: str) -> list[tuple[str, bool]]:
-    """Each run of path characters holding a `/`, and whether `${` follows it."""
+    """Each run of path characters holding a `/`, and whether `${` follows it. A block
+    comment's close (`*/`) ends in a `/`: a run that starts with it is also given without
+    it (`/* c */./x.nix` is the path `./x.nix`, not `/./x.nix`)."""
     backwards = text[::-1]
     size = len(text)
     out: list[tuple[str, bool]] = []
@@ -48,7 +50,10 @@ def _runs(text: str) -> list[tuple[str, bool]]:
         mirrored = size - 1 - slash  # the slash in `backwards`
         start = slash + 1 - (_run_end(backwards, mirrored) - mirrored)
         end = _run_end(text, slash)
-        out.append((text[start:end], text.startswith("${", end)))
+        interpolated = text.startswith("${", end)
+        out.append((text[start:end], interpolated))
+        if start and text.startswith("*/", start - 1):
+            out.append((text[start + 1 : end], interpolated))
         slash = text.find("/", end)
     return out
 
@@ -76,6 +81,11 @@ def _tokens(piece: str, start: int, *, interpolated: bool) -> list[str]:
     cut = piece.rfind("/") + 1
     if interpolated and cut > start:
         out.append(piece[start:cut])
+        # The raw reading (`nixraw`) also takes each `./` or `../` inside the token for the
+        # start of a folder (`ab./c/${x}`: `./c/`).
+        out.extend(
+            piece[dot:cut] for dot in range(start + 1, cut) if piece.startswith(("./", "../"), dot)
+        )
     return out
 
 

@@ -95,6 +95,11 @@ EDGES = (
     '{ }: "${./s.nix}${ ./t.nix }"',
     "{ }: [ ./. ./.. ./dir/.. lib/bare.nix ./a/../b.nix ]",
     "{ }: { u = https://example.org/a/b; s = <nixpkgs/lib>; h = ~/home.nix; a = /abs.nix; }",
+    # A block comment's close ends in `/`: the path right after it is a token of its own.
+    "{ }: [ /* the builder */./after-comment.nix /**/../up-after-comment.nix ]",
+    "{ a, x }: [ (a /**///./after-update.nix) /**/./comment-gen/${x} ]",
+    # The raw reading takes every `./` before an interpolation for a folder (`_RAW_INTERPOLATED`).
+    "{ x }: [ ab./c/${x} a../${x} ]",
 )
 
 

@@ -160,3 +160,42 @@ def test_changed_facts_leave_their_stacks_to_fingerprint() -> None:
     now = {**before, names[0]: "other"}
     same = surely_unchanged(head, head, stacks, (now, before), head_texts(head))
     assert {s for s in stacks if names[0] in stacks[s]} == set(stacks) - same
+
+
+NEEDS_NIX = pytest.mark.skipif(
+    shutil.which("nix-instantiate") is None, reason="needs nix-instantiate"
+)
+
+
+@pytest.mark.parametrize(
+    ("recipe", "use_nix"),
+    [
+        # A path right after a block comment's close (`*/`): Nix's lexer and the raw one
+        # read `../../nix/b.nix` there.
+        ("{ }: import /* the builder */../../nix/b.nix", False),
+        pytest.param("{ }: import /* the builder */../../nix/b.nix", True, marks=NEEDS_NIX),
+        # Read raw (without Nix, or where Nix refuses the file), `x./` before an
+        # interpolation names `./`'s folder (nixraw's `_RAW_INTERPOLATED`).
+        ("{ v }: ab./../../nix/${v}", False),
+    ],
+)
+def test_a_changed_file_a_recipe_reaches_leaves_its_stack_to_fingerprint(
+    recipe: str, use_nix: bool
+) -> None:
+    base = {f"{RECIPES}/a.nix": recipe + "\n", "nix/b.nix": "{ }: 1\n"}
+    head = {**base, "nix/b.nix": "{ }: 2\n"}
+    same, differ = compare(base, head, use_nix=use_nix)
+    assert differ == {"a"}
+    assert not same & differ
+
+
+@NEEDS_NIX
+def test_a_reference_out_of_the_repository_names_none_of_its_files() -> None:
+    # `../../../r0/nix/b.nix` leaves the repository; Nix's parse, in a temporary folder of
+    # one folder a version (`r0/...`), must not read it as the repository's `nix/b.nix`.
+    recipe = f"{RECIPES}/a.nix"
+    text = b"{ }: import ../../../r0/nix/b.nix\n"
+    assert NixReader(use_nix=True).read({recipe: text})[recipe].references == ()
+    base = {recipe: text.decode(), "nix/b.nix": "{ }: 1\n"}
+    same, differ = compare(base, {**base, "nix/b.nix": "{ }: 2\n"}, use_nix=True)
+    assert not same & differ
