@@ -6,6 +6,7 @@ what the push means.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,10 +145,8 @@ class GitRepo:
             algorithm = _OBJECT_HASH.get(len(blob))
             if blob in self._read or algorithm is None:
                 continue
-            try:
-                with (self.root / path).open("rb") as handle:
-                    data = handle.read(_MAX_WORKTREE_FILE + 1)
-            except OSError:
+            data = _regular_file(self.root / path, _MAX_WORKTREE_FILE + 1)
+            if data is None:
                 continue
             if len(data) > _MAX_WORKTREE_FILE:
                 continue
@@ -208,6 +207,25 @@ class GitRepo:
             raise InputError(f"`git rev-list {head}` failed: {result.stderr.strip()}")
         rows = (line.split() for line in result.stdout.splitlines())
         return tuple((row[0], len(row) - 1) for row in rows if row)
+
+
+def _regular_file(path: Path, limit: int) -> bytes | None:
+    """Up to `limit` bytes of `path` when it is a regular file, not a link (an uncommitted
+    change may have put a link to a FIFO or a device there: reading it could block); None
+    when it is not, or cannot be read."""
+    import stat  # only with read_worktree
+
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None
+            return handle.read(limit)
+        except OSError:
+            return None
 
 
 def branch_from_env(env: Mapping[str, str]) -> str | None:

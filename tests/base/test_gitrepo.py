@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +86,28 @@ def test_the_working_tree_stands_in_for_git_only_where_it_holds_the_committed_by
     }
     assert len(calls) == 1 and files["same.nix"].encode() not in calls[0]
     assert files["edited.nix"].encode() in calls[0] and files["gone.nix"].encode() in calls[0]
+
+
+def test_a_fifo_or_link_in_the_working_tree_is_read_from_git_not_opened(tmp_path: Path) -> None:
+    """An uncommitted change put a link to a FIFO where a recipe was: opening it would wait
+    for a writer for ever; it is left to git."""
+    root = gitutil.init(tmp_path / "repo")
+    gitutil.write(root, "fifo.nix", "{ }: 1\n")
+    gitutil.write(root, "link.nix", "{ }: 2\n")
+    gitutil.commit_all(root, "one")
+    (root / "fifo.nix").unlink()
+    os.mkfifo(root / "fifo.nix")
+    (root / "link.nix").unlink()
+    (root / "target.nix").write_text("{ }: 2\n", encoding="utf-8")
+    (root / "link.nix").symlink_to("target.nix")
+    repo = gitrepo.GitRepo(root=root)
+    files = repo.tree("HEAD")
+    reader = threading.Thread(target=repo.read_worktree, args=(files,), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert not reader.is_alive(), "read_worktree waits on the FIFO"
+    assert files["link.nix"] not in repo._read  # a link is not followed
+    assert repo.blobs(list(files.values())) == {
+        files["fifo.nix"]: b"{ }: 1\n",
+        files["link.nix"]: b"{ }: 2\n",
+    }
