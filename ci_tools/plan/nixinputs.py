@@ -200,8 +200,15 @@ def _parsed(root: Path, path: str, line: str) -> NixFile:
     prefix = str(root)
     text, paths = canonical_line(line)
     # Paths print absolute: make them relative to the repository so the text is the same
-    # wherever it was parsed.
-    normalised = text.replace(prefix + "/", "/").replace(prefix, "/")
+    # wherever it was parsed; one that climbs out of it lands in the temporary folder, named
+    # at random: that part reads as the folder above the repository (`/..`).
+    outside = str(root.parent)
+    normalised = (
+        text.replace(prefix + "/", "/")
+        .replace(prefix, "/")
+        .replace(outside + "/", "/../")
+        .replace(outside, "/..")
+    )
     refs = {p[len(prefix) + 1 :] for p in paths if p.startswith(prefix + "/")}
     references = tuple(sorted(r for r in refs if r and r != path))
     return NixFile(
