@@ -139,20 +139,11 @@ class GitRepo:
         whose bytes hash to its id is that blob, and costs no `git cat-file` (250 recipes:
         4 ms against 20). An edited, filtered (CRLF, LFS), large or missing file is read from
         git by `blobs`, as before: what is read is what is committed, never more."""
-        import hashlib  # only here: a plain matrix asks git for its branch, not for blobs
-
         for path, blob in files.items():
-            algorithm = _OBJECT_HASH.get(len(blob))
-            if blob in self._read or algorithm is None:
+            if blob in self._read or len(blob) not in _OBJECT_HASH:
                 continue
             data = _regular_file(self.root / path, _MAX_WORKTREE_FILE + 1)
-            if data is None:
-                continue
-            if len(data) > _MAX_WORKTREE_FILE:
-                continue
-            digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
-            digest.update(data)
-            if digest.hexdigest() == blob:
+            if data is not None and len(data) <= _MAX_WORKTREE_FILE and blob_id(data, blob) == blob:
                 self._read[blob] = data
 
     def _cat(self, wanted: Sequence[str]) -> dict[str, bytes]:
@@ -207,6 +198,19 @@ class GitRepo:
             raise InputError(f"`git rev-list {head}` failed: {result.stderr.strip()}")
         rows = (line.split() for line in result.stdout.splitlines())
         return tuple((row[0], len(row) - 1) for row in rows if row)
+
+
+def blob_id(data: bytes, like: str) -> str | None:
+    """The id git gives a blob of `data`, in the object format of the id `like` (SHA-1 or
+    SHA-256, told by its length); None for an id of neither."""
+    import hashlib  # only here: a plain matrix asks git for its branch, not for blobs
+
+    algorithm = _OBJECT_HASH.get(len(like))
+    if algorithm is None:
+        return None
+    digest = hashlib.new(algorithm, b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def _regular_file(path: Path, limit: int) -> bytes | None:

@@ -28,8 +28,9 @@ from ci_tools.plan.fingerprint import Fingerprinter, Fingerprints
 # GitHub sends the all-zero id as `github.event.before` for a new branch.
 _ZERO_SHA = re.compile(r"0{40}(0{24})?")
 
-# variant facts at a commit; None: unknown there (the catalog there is invalid or missing)
-FactsAt = Callable[[str], "Mapping[str, Hashable] | str"]
+# variant facts at a commit (`Base`: the commit and its tree); a string: unknown there, and
+# why (the catalog there is invalid or missing)
+FactsAt = Callable[["Base"], "Mapping[str, Hashable] | str"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,7 +99,7 @@ def since(
     found = base if base is not None else base_of(checkout, ref)
     if isinstance(found, ChangeSet):
         return found
-    facts = facts_at(found.commit)
+    facts = facts_at(found)
     if isinstance(facts, str):
         return ChangeSet.full(f"--since {ref}: {facts}; scheduling the full matrix")
     before = fingerprinter.stacks(found.tree, stacks, facts)
@@ -122,7 +123,7 @@ def narrowed(
     unknown (`since` then schedules every stack, and says why)."""
     from ci_tools.plan import unchanged
 
-    facts = facts_at(base.commit)
+    facts = facts_at(base)
     if isinstance(facts, str):
         return None
     head = checkout.head

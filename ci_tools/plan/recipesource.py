@@ -42,7 +42,7 @@ def discovered(
         cpu_flags=None,
         # The name says everything about a discovered variant.
         head_facts=lambda: {t.name: t.name for t in found.targets},
-        facts_at=lambda _commit: {t.name: t.name for t in found.targets},
+        facts_at=lambda _base: {t.name: t.name for t in found.targets},
     )
 
 

@@ -22,7 +22,7 @@ from ci_tools.plan.matrix import Target
 
 if TYPE_CHECKING:
     from ci_tools.catalog.variants import Variant
-    from ci_tools.plan.changes import FactsAt
+    from ci_tools.plan.changes import Base, FactsAt
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,8 +59,8 @@ def from_catalog(
     def head_facts() -> Mapping[str, Hashable]:
         return _Facts(variants, catalog)
 
-    def facts_at(commit: str) -> Mapping[str, Hashable] | str:
-        return _catalog_facts_at(checkout, catalog_path, chosen, commit, head_facts)
+    def facts_at(base: Base) -> Mapping[str, Hashable] | str:
+        return _catalog_facts_at(checkout, catalog_path, chosen, base, head_facts)
 
     return Source(
         targets=tuple(matrix.from_variant(v) for v in variants),
@@ -118,11 +118,12 @@ def _catalog_facts_at(
     checkout: Checkout,
     catalog_path: Path,
     branch: str,
-    commit: str,
+    base: Base,
     head_facts: Callable[[], Mapping[str, Hashable]],
 ) -> Mapping[str, Hashable] | str:
-    """The facts of `branch`'s variants in the catalog at `commit`; HEAD's, without parsing
-    it again, when its text there is the text the plan loaded (a push that leaves it alone)."""
+    """The facts of `branch`'s variants in the catalog at `base`; HEAD's, without parsing
+    it again, when its text there is the text the plan loaded (a push that leaves it alone):
+    told by the blob id in `base`'s listing where the catalog is in it, else by its text."""
     from ci_tools.base import bounded
     from ci_tools.base.errors import SourceError
     from ci_tools.catalog.load import parse_catalog_text
@@ -135,6 +136,9 @@ def _catalog_facts_at(
         return (
             f"the catalog {catalog_path} lies outside the repository, so its state there is unknown"
         )
+    if _unchanged_at(checkout, catalog_path, rel, base):
+        return head_facts()
+    commit = base.commit
     text = checkout.git.show(commit, rel)
     if text is None:
         return f"{rel} did not exist at that commit"
@@ -149,6 +153,24 @@ def _catalog_facts_at(
     if branch not in catalog.branches:
         return {}
     return {v.name: build_facts(v, catalog) for v in expand(catalog, branch)}
+
+
+def _unchanged_at(checkout: Checkout, catalog_path: Path, rel: str, base: Base) -> bool:
+    """Whether the catalog file the plan loaded holds the bytes of the blob `base` lists at
+    `rel` (a path in git's repository): then no `git show` is needed."""
+    from ci_tools.base import bounded
+    from ci_tools.base.gitrepo import blob_id
+    from ci_tools.catalog.yamlsrc import MAX_FILE_BYTES
+
+    inside = rel.removeprefix(checkout.prefix) if rel.startswith(checkout.prefix) else None
+    blob = base.tree.files.get(inside) if inside is not None else None
+    if blob is None:
+        return False
+    try:
+        data = bounded.read_bytes(catalog_path, MAX_FILE_BYTES)
+    except OSError:  # bounded.RefusedInput is one
+        return False
+    return blob_id(data, blob) == blob
 
 
 def empty_reason(source: Source) -> str:

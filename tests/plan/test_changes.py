@@ -352,11 +352,13 @@ def test_both_commits_cost_one_start_of_nix(
     commit_all(repo, "body")
     parses: list[list[str]] = []
     reads: list[list[str]] = []
+    shows: list[list[str]] = []
     real_run, real_run_bytes = proc.run, proc.run_bytes
 
     def counting(argv: list[str], **kwargs: object) -> proc.CommandResult:
         if argv[:3] == ["nix-instantiate", "--parse", "--"]:
             parses.append(argv[3:])
+        shows.extend([argv] if argv[:2] == ["git", "show"] else [])
         return real_run(argv, **kwargs)  # type: ignore[arg-type]
 
     def counting_bytes(argv: list[str], **kwargs: object) -> proc.BytesResult:
@@ -377,3 +379,5 @@ def test_both_commits_cost_one_start_of_nix(
     # recipes' versions and the shared Nix code, none of the other recipes.
     parsed_recipes = {p.split("/", 1)[1] for p in parses[0] if "/.flox/pkgs/" in f"/{p}"}
     assert parsed_recipes == {recipe(SM90), recipe(SM90_VISION)}, sorted(parsed_recipes)
+    # The catalog's blob at REF is the file the plan loaded: REF's text is not asked for.
+    assert shows == []
