@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ci_tools.base import ghoutput
-from ci_tools.plan import matrix, sharding, source
+from ci_tools.plan import matrix, source
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.kinds import FingerprintKind
 from ci_tools.plan.matrix import Entry
@@ -64,6 +64,8 @@ def write_outputs(
 ) -> list[Entry]:
     """Write what one run can take to $GITHUB_OUTPUT (`output`), sharded; return those
     entries. Notices say what waits, how it is sharded and the fingerprints' kind."""
+    from ci_tools.plan import sharding  # only --github-output shards
+
     entries = _fit(entries, args, env)
     outputs = sharding.github_outputs(matrix.rows(entries), args.max_shards)
     _say_shards(len(entries), int(outputs["shards"]), env)
@@ -79,6 +81,8 @@ def write_outputs(
 
 def _fit(entries: list[Entry], args: argparse.Namespace, env: Mapping[str, str]) -> list[Entry]:
     """What one run can take; a notice names the rest, which wait for the next run."""
+    from ci_tools.plan import sharding
+
     kept = sharding.fit(matrix.rows(entries), args.max_shards)
     waiting = [e.name for e in entries[kept:]]
     if waiting:

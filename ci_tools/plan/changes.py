@@ -7,8 +7,9 @@ string, an imported helper, a deleted import, a moved pin all change what they c
 This is the `--since REF` mode; the plan job's normal mode asks which fingerprints are
 already green (`statuses`), and this is its fallback without a token.
 
-Cost: two `git ls-tree`, one `git cat-file --batch` for HEAD's Nix files and those that
-differ at REF, and, when the catalog is in use, one `git show` of it at REF. With `--since`
+Cost: two `git ls-tree`, one `git cat-file --batch` for the Nix files HEAD's working tree
+does not hold as committed and those that differ at REF, and, when the catalog is in use and
+differs at REF (its blob id in REF's listing), one `git show` of it there. With `--since`
 alone (`narrowed`), the stacks that `unchanged` finds surely unchanged from the raw text
 are not fingerprinted; the rest are, at both commits, with one `nix-instantiate --parse`
 for their recipes and shared Nix code (files equal at both commits are parsed once;

@@ -63,6 +63,7 @@ def schedule_stacks(
     """Fingerprint `stacks` (entry name -> member variants) at HEAD, warn about what the
     fingerprints found wrong (references to nothing, files Nix cannot parse), and schedule."""
     fingerprinter = Fingerprinter(reader_for(schedule.kind))
+    facts_at = _asked_once(facts_at)  # `--since` alone may ask, then its fallback again
     base = _base(schedule, checkout, env)
     if isinstance(base, Base) and not schedule.until_green:
         alone = _since_alone(schedule, checkout, stacks, head_facts, facts_at, base, fingerprinter)
@@ -109,6 +110,18 @@ def _since_alone(
         kind=head.kind,
     )
     return scheduled, head.problems
+
+
+def _asked_once(facts_at: FactsAt) -> FactsAt:
+    """`facts_at`, asked at most once a commit (a `git show` and a parse of the catalog)."""
+    answers: dict[str, Mapping[str, Hashable] | str] = {}
+
+    def ask(base: Base) -> Mapping[str, Hashable] | str:
+        if base.commit not in answers:
+            answers[base.commit] = facts_at(base)
+        return answers[base.commit]
+
+    return ask
 
 
 def reader_for(kind: FingerprintKind | None) -> NixReader:

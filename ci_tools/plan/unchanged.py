@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 
 from ci_tools.catalog import layout
-from ci_tools.plan.checkout import Tree
+from ci_tools.plan.checkout import Tree, folder_index
 from ci_tools.plan.fingerprint import ENV_FILES, recipe_files
 from ci_tools.plan.nixinputs import resolve
 from ci_tools.plan.nixpaths import broad_references
@@ -49,7 +49,7 @@ def surely_unchanged(
     }
     if any(p in changed for p in ENV_FILES):
         return frozenset()
-    touched = _with_folders(changed)
+    touched = changed | folder_index(changed).keys()  # and every folder above one
     dirty = _dirty(head, touched, texts)
     head_facts, base_facts = facts
     folders = head.folders()
@@ -93,12 +93,3 @@ def _dirty(head: Tree, touched: set[str], texts: Mapping[str, bytes]) -> set[str
         dirty.update(found)
         frontier = found
     return dirty
-
-
-def _with_folders(paths: set[str]) -> set[str]:
-    """`paths` and every folder above each of them."""
-    out = set(paths)
-    for path in paths:
-        parts = path.split("/")
-        out.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
-    return out

@@ -90,18 +90,24 @@ def test_plain_matrix_creates_every_dataclass_it_defines() -> None:
     assert set(APART) & set(seen["modules"]) == set()
 
 
-def test_plain_matrix_imports_no_subprocess() -> None:
-    """The overlays' parse starts Nix with os.posix_spawnp: `subprocess` (and `selectors`)
-    cost about 5 ms of every start, on the path's critical thread."""
+def _imported(*options: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules `ci-tools matrix --branch main OPTIONS` imports, as -X importtime lists
+    them."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "ci_tools", *MATRIX],
+        [sys.executable, "-X", "importtime", "-m", "ci_tools", *MATRIX, *options],
         cwd=REPO_ROOT,
-        env=_env(),
+        env={**_env(), **(env or {})},
         capture_output=True,
         text=True,
         check=True,
     )
-    imported = set(re.findall(r"\|\s+([\w.]+)$", done.stderr, flags=re.MULTILINE))
+    return set(re.findall(r"\|\s+([\w.]+)$", done.stderr, flags=re.MULTILINE))
+
+
+def test_plain_matrix_imports_no_subprocess() -> None:
+    """The overlays' parse starts Nix with os.posix_spawnp: `subprocess` (and `selectors`)
+    cost about 5 ms of every start, on the path's critical thread."""
+    imported = _imported()
     assert "ci_tools.catalog.overlays" in imported  # the check sees the parse's own imports
     assert {"subprocess", "selectors"} & imported == set()
 
@@ -109,16 +115,16 @@ def test_plain_matrix_imports_no_subprocess() -> None:
 def test_workflow_matrix_reads_no_github_answers(tmp_path: Path) -> None:
     """The workflow's call (--github-output) reads none of the check runs only
     --until-green asks GitHub for."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "ci_tools", *MATRIX, "--github-output"],
-        cwd=REPO_ROOT,
-        env={**_env(), "GITHUB_OUTPUT": str(tmp_path / "output")},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    imported = set(re.findall(r"\|\s+([\w.]+)$", done.stderr, flags=re.MULTILINE))
+    imported = _imported("--github-output", env={"GITHUB_OUTPUT": str(tmp_path / "output")})
     assert "ci_tools.plan.sharding" in imported  # the check sees the workflow's own imports
     assert "ci_tools.base.github_answers" not in imported
     # Nor the lines of a streamed child: its children's output is captured whole.
     assert "ci_tools.base.linecapture" not in imported
+
+
+def test_since_matrix_imports_neither_the_greens_reads_nor_the_shards() -> None:
+    """`--since` alone (the workflow's fallback without a token, and a person's look at what
+    a push changed) imports neither the status reads nor the output's shards."""
+    imported = _imported("--since", "HEAD")
+    assert "ci_tools.plan.changes" in imported  # the check sees the comparison's own imports
+    assert {"ci_tools.plan.sharding", "ci_tools.plan.statuses", "tenacity"} & imported == set()

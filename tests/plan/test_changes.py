@@ -231,6 +231,33 @@ def test_invalid_catalog_at_ref_schedules_the_full_matrix(repo: Path, run_cli: C
     assert "the catalog at that commit is invalid" in result.stderr
 
 
+def test_an_invalid_catalog_at_ref_is_read_once(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--since` alone finds REF's catalog invalid, and its fallback (every stack) says so:
+    one `git show` of it, not one each."""
+    from ci_tools import cli
+    from ci_tools.base import proc
+
+    good = (repo / "catalog.yaml").read_text(encoding="utf-8")
+    write(repo, "catalog.yaml", "branches: [\n")
+    commit_all(repo, "broken")
+    write(repo, "catalog.yaml", good)
+    commit_all(repo, "fixed")
+    shows: list[list[str]] = []
+    real_run = proc.run
+
+    def counting(argv: list[str], **kwargs: object) -> proc.CommandResult:
+        shows.extend([argv] if argv[:2] == ["git", "show"] else [])
+        return real_run(argv, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(proc, "run", counting)
+    monkeypatch.chdir(repo)
+    assert cli.main(["matrix", "--since", "HEAD~1"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["include"]) == 45
+    assert len(shows) == 1, shows
+
+
 # --- without a catalog, shaped like barstoolbluz/build-pytorch ---------------------------------
 
 TORCH = "{ pkgs ? import <nixpkgs> {} }:\nlet s = ''\n  export X=1\n''; in s\n"
@@ -356,8 +383,8 @@ def test_both_commits_cost_one_start_of_nix(
     real_run, real_run_bytes = proc.run, proc.run_bytes
 
     def counting(argv: list[str], **kwargs: object) -> proc.CommandResult:
-        if argv[:3] == ["nix-instantiate", "--parse", "--"]:
-            parses.append(argv[3:])
+        if argv[0] == "nix-instantiate" and "--parse" in argv:
+            parses.append(argv[argv.index("--") + 1 :])
         shows.extend([argv] if argv[:2] == ["git", "show"] else [])
         return real_run(argv, **kwargs)  # type: ignore[arg-type]
 
