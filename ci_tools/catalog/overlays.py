@@ -14,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from ci_tools.base import nixparse
 from ci_tools.catalog import layout
 from ci_tools.catalog.model import Catalog
 from ci_tools.catalog.yamlsrc import Problems, did_you_mean
@@ -72,7 +73,7 @@ def parse_errors(paths: Sequence[Path]) -> dict[str, str]:
             return {}
     import shutil  # here: most loads name no overlay, or find them parsed already
 
-    if shutil.which("nix-instantiate") is None:
+    if shutil.which(nixparse.PARSER) is None:
         return {}  # only their existence is checked
     return dict(_parse_errors_cached(versions))
 
@@ -106,7 +107,7 @@ def _all_parse(versions: tuple[tuple[str, int, int], ...]) -> bool:
     its import, on every start): what Nix says is read when something does not parse."""
     files = [path for path, _, _ in versions]
     try:  # found on PATH as `shutil.which` would (whose import costs every start more)
-        pid = _spawn_quietly(["nix-instantiate", "--parse", *files])
+        pid = _spawn_quietly(nixparse.background_argv(files))
     except OSError:  # not installed (FileNotFoundError); the parse one file at a time says why
         return False
     timer = threading.Timer(60, _kill_if_running, (pid,))
@@ -173,14 +174,14 @@ def _parse_errors_cached(versions: tuple[tuple[str, int, int], ...]) -> tuple[tu
     """One parse per set of file versions and process: every catalog load checks them."""
     from ci_tools.base import proc
 
-    if proc.which("nix-instantiate") is None:
+    if proc.which(nixparse.PARSER) is None:
         return ()
     files = [path for path, _, _ in versions]
-    if proc.run(["nix-instantiate", "--parse", *files], timeout=60).ok:
+    if nixparse.run(files, timeout=60).ok:
         return ()
     out = []
     for path in files:
-        result = proc.run(["nix-instantiate", "--parse", path], timeout=60)
+        result = nixparse.run([path], timeout=60)
         if not result.ok:
             lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
             # "error: syntax error, unexpected ';'" and the "at FILE:LINE:COLUMN:" that follows.

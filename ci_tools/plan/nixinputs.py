@@ -29,10 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_tools.base import proc
+from ci_tools.base import nixparse, proc
 from ci_tools.plan.nixcanon import canonical_line
 
-NIX_PARSER = "nix-instantiate"
+NIX_PARSER = nixparse.PARSER
 # Linux's in-memory file system; tempfile makes a private folder in it (mode 0700).
 _MEMORY = Path("/dev/shm")  # noqa: S108
 _CHUNK = 400
@@ -156,7 +156,7 @@ class NixReader:
         """The lines Nix printed, one a file from the first; and its error, None when it
         parsed them all."""
         self.parser_calls += 1
-        result = proc.run([NIX_PARSER, "--parse", "--", *paths], cwd=root, timeout=_TIMEOUT)
+        result = nixparse.run(paths, cwd=root, timeout=_TIMEOUT)
         lines = result.stdout.splitlines()
         if result.truncated:  # a cut answer would misalign files and lines
             return [], result.stderr or "nix-instantiate --parse: its answer was cut"
