@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ci_tools.base.proc import CommandResult
+    from ci_tools.base.proc import CommandResult, Running
 
 PARSER = "nix-instantiate"
 NO_STORE = ("--store", "dummy://")
@@ -54,9 +54,24 @@ def run(paths: Sequence[str], *, cwd: Path | None = None, timeout: float) -> Com
     refuses); without the dummy store where this Nix has none."""
     from ci_tools.base import proc  # here: the overlays' first look starts Nix without it
 
-    if _store["dummy"]:
-        result = proc.run(argv(paths), cwd=cwd, timeout=timeout)
-        if result.ok or not refused_store(result.stderr):
-            return result
-        _store["dummy"] = False
+    result = proc.run(argv(paths, store=_store["dummy"]), cwd=cwd, timeout=timeout)
+    return answer(result, cwd=cwd, timeout=timeout)
+
+
+def start(paths: Sequence[str], *, cwd: Path, timeout: float) -> Running:
+    """`run`, started now: its answer is `answer(started.result(), ...)`."""
+    from ci_tools.base import proc
+
+    return proc.start(argv(paths, store=_store["dummy"]), cwd=cwd, timeout=timeout)
+
+
+def answer(result: CommandResult, *, cwd: Path | None, timeout: float) -> CommandResult:
+    """`result`, or where Nix said it has no dummy store, the parse asked again without it
+    (and no later one asks for it)."""
+    if result.ok or NO_STORE[1] not in result.argv or not refused_store(result.stderr):
+        return result
+    from ci_tools.base import proc
+
+    _store["dummy"] = False
+    paths = result.argv[result.argv.index("--") + 1 :]
     return proc.run(argv(paths, store=False), cwd=cwd, timeout=timeout)

@@ -87,17 +87,19 @@ def run(
 
     Each stream keeps its first `max_output` bytes (default MAX_OUTPUT); `truncated` says
     when there was more."""
-    hide = redact.known(env)
-    done = _capture(
-        argv,
-        cwd=cwd,
-        env=env,
-        timeout=timeout,
-        stdin=stdin.encode("utf-8", "surrogateescape") if stdin is not None else None,
-        max_output=max_output,
+    data = stdin.encode("utf-8", "surrogateescape") if stdin is not None else None
+    done = _finish(
+        _begin(argv, cwd=cwd, env=env, timeout=timeout, stdin=data, max_output=max_output)
     )
+    return _as_result(tuple(argv), env, done)
+
+
+def _as_result(
+    argv: tuple[str, ...], env: Mapping[str, str] | None, done: _Captured
+) -> CommandResult:
+    hide = redact.known(env)
     return CommandResult(
-        argv=tuple(argv),
+        argv=argv,
         returncode=done.returncode,
         stdout=hide(_text(done.stdout.text())),
         stderr=hide(_text(done.stderr.text())),
@@ -131,7 +133,9 @@ def run_bytes(
 ) -> BytesResult:
     """`run` for output that must stay bytes (`git cat-file --batch` counts its sizes in
     bytes; text decoding would shift them and lose the bytes a hash must see)."""
-    done = _capture(argv, cwd=cwd, env=None, timeout=timeout, stdin=stdin, max_output=max_output)
+    done = _finish(
+        _begin(argv, cwd=cwd, env=None, timeout=timeout, stdin=stdin, max_output=max_output)
+    )
     return BytesResult(
         argv=tuple(argv),
         returncode=done.returncode,
@@ -236,7 +240,35 @@ def _start(
         raise InputError(f"cannot run `{argv[0]}`: {exc}") from None
 
 
-def _capture(
+@dataclass(frozen=True, kw_only=True)
+class Running:
+    """A child `start` started, its output drained in the background."""
+
+    argv: tuple[str, ...]
+    process: subprocess.Popen[bytes]
+    heads: tuple[capture.Head, capture.Head]
+    threads: tuple[threading.Thread, ...]
+    started: float
+    timeout: float | None
+
+    def result(self) -> CommandResult:
+        """What `run` would have returned (the timeout counts from the start)."""
+        return _as_result(self.argv, None, _finish(self))
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    timeout: float | None = 600,
+    max_output: int | None = None,
+) -> Running:
+    """`run`, started now and answered later (`Running.result`): the child works while this
+    process does something else. A child whose answer is never asked for ends on its own."""
+    return _begin(argv, cwd=cwd, env=None, timeout=timeout, stdin=None, max_output=max_output)
+
+
+def _begin(
     argv: Sequence[str],
     *,
     cwd: Path | None,
@@ -244,9 +276,10 @@ def _capture(
     timeout: float | None,
     stdin: bytes | None,
     max_output: int | None,
-) -> _Captured:
-    """Run to completion, keeping the first `max_output` bytes of stdout and of stderr and
-    draining the rest, so a child that prints without end costs a bounded amount."""
+) -> Running:
+    """Start the child and drain its output (`_finish` waits for it), keeping the first
+    `max_output` bytes of stdout and of stderr and draining the rest, so a child that
+    prints without end costs a bounded amount."""
     started = time.monotonic()
     process = _start(
         argv,
@@ -265,22 +298,35 @@ def _capture(
         threads.append(threading.Thread(target=_feed, args=(process, stdin), daemon=True))
     for thread in threads:
         thread.start()
+    return Running(
+        argv=tuple(argv),
+        process=process,
+        heads=heads,
+        threads=tuple(threads),
+        started=started,
+        timeout=timeout,
+    )
+
+
+def _finish(child: Running) -> _Captured:
+    process = child.process
+    left = None if child.timeout is None else child.started + child.timeout - time.monotonic()
     timed_out = False
     try:
-        timed_out = not _wait(process, timeout)
+        timed_out = not _wait(process, None if left is None else max(left, 0.0))
     except BaseException:
         _stop(process)
         raise
     if timed_out:
         _stop(process)
-    for thread in threads:
+    for thread in child.threads:
         # A grandchild may hold the pipes open after the child ended: do not wait for it.
         thread.join(timeout=None if not timed_out else 5)
     return _Captured(
         returncode=-1 if timed_out else process.returncode,
-        stdout=heads[0],
-        stderr=heads[1],
-        seconds=time.monotonic() - started,
+        stdout=child.heads[0],
+        stderr=child.heads[1],
+        seconds=time.monotonic() - child.started,
         timed_out=timed_out,
     )
 

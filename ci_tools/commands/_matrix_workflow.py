@@ -12,12 +12,42 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_tools.base import ghoutput
+from ci_tools.base.errors import InputError
 from ci_tools.plan import matrix, source
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.kinds import FingerprintKind
 from ci_tools.plan.matrix import Entry
+
+if TYPE_CHECKING:
+    from ci_tools.plan.nixinputs import NixReader
+
+
+def read_ahead(args: argparse.Namespace, checkout: Checkout) -> NixReader | None:
+    """Where every stack is fingerprinted at HEAD (`--github-output`, `--fingerprints`,
+    `--until-green`): the reader the fingerprints will use, with Nix already parsing HEAD's
+    recipes and shared code, while the catalog loads. None where nothing is started: `--since`
+    alone (it parses only what a push may have changed), a reader that cannot be had, a
+    tree that cannot be read (the schedule asks again, and says why where it always did)."""
+    if not (args.fingerprints or args.github_output or args.until_green):
+        return None
+    if args.since is not None and not args.until_green:
+        return None
+    from ci_tools.plan.fingerprint import every_start
+    from ci_tools.plan.schedule import reader_for
+
+    try:
+        reader = reader_for(
+            FingerprintKind(args.fingerprint_kind) if args.fingerprint_kind else None
+        )
+        if reader.use_nix:
+            head = checkout.head
+            reader.begin(head.load(every_start(head)))
+    except (InputError, OSError):
+        return None
+    return reader
 
 
 def scheduled(
@@ -26,9 +56,10 @@ def scheduled(
     variants: source.Source,
     checkout: Checkout,
     env: Mapping[str, str],
+    reader: NixReader | None = None,
 ) -> tuple[list[Entry], str, FingerprintKind]:
     """The entries to build, each with its fingerprint; when none is left, why; and the
-    fingerprints' kind."""
+    fingerprints' kind (`reader`: the one `read_ahead` started, if any)."""
     # Imported only here: fingerprints cost git reads and a Nix parse that a plain matrix
     # (a person's look at what a branch builds) never needs.
     from ci_tools.plan.schedule import Schedule, schedule_stacks
@@ -45,7 +76,7 @@ def scheduled(
     )
     stacks = {e.name: e.packages for e in planned}
     done = schedule_stacks(
-        schedule, checkout, stacks, variants.head_facts(), variants.facts_at, env
+        schedule, checkout, stacks, variants.head_facts(), variants.facts_at, env, reader
     )
     entries = [
         replace(e, fingerprint=done.fingerprints[e.name])

@@ -23,6 +23,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ci_tools.base.errors import InputError
 from ci_tools.catalog.model import Platform
@@ -33,6 +34,9 @@ from ci_tools.plan import status_defaults as statuses_defaults
 from ci_tools.plan.checkout import Checkout
 from ci_tools.plan.kinds import FingerprintKind
 from ci_tools.plan.matrix import Group, Selection
+
+if TYPE_CHECKING:
+    from ci_tools.plan.nixinputs import NixReader
 
 MAX_SHARDS = 64
 
@@ -168,6 +172,15 @@ def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     output = _output_path(env) if args.github_output else None
     checkout = Checkout(root=cwd)
+    workflow = args.fingerprints or args.github_output or args.until_green or args.since is not None
+    reader: NixReader | None = None
+    if workflow:
+        # Imported here: fingerprints and $GITHUB_OUTPUT's shards are the workflow's, not
+        # those of a person's look at what a branch builds. Nix starts on HEAD's files
+        # now, and parses them while the catalog loads.
+        from ci_tools.commands import _matrix_workflow
+
+        reader = _matrix_workflow.read_ahead(args, checkout)
     variants = _planning.variants(args, env, checkout)
     inventory = _planning.inventory(args.runners, cwd, variants.sms, variants.cpu_flags)
     planned = matrix.plan(
@@ -177,13 +190,9 @@ def run(args: argparse.Namespace) -> int:
         branch=variants.branch,
         group=Group(args.group),
     )
-    if args.fingerprints or args.github_output or args.until_green or args.since is not None:
-        # Imported here: fingerprints and $GITHUB_OUTPUT's shards are the workflow's, not
-        # those of a person's look at what a branch builds.
-        from ci_tools.commands import _matrix_workflow
-
+    if workflow:
         entries, why_empty, kind = _matrix_workflow.scheduled(
-            args, planned, variants, checkout, env
+            args, planned, variants, checkout, env, reader
         )
     else:
         entries, why_empty, kind = list(planned), "", None

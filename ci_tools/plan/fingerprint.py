@@ -203,6 +203,16 @@ def _load_together(wanted: Sequence[tuple[Tree, list[str]]]) -> list[Mapping[str
     return out
 
 
+def every_start(tree: Tree) -> list[str]:
+    """What `prefetch` of every stack reads at `tree`, told without the catalog (which
+    names the stacks): every Nix file in the recipes' folder and the shared code's, links
+    aside; more than it reads where the plan leaves recipes out (`--select`)."""
+    starts = (f"{layout.PKGS_DIR}/", *_SHARED)
+    return sorted(
+        p for p in tree.files if p.endswith(".nix") and p.startswith(starts) and p not in tree.links
+    )
+
+
 def _shared(tree: Tree) -> list[str]:
     """Shared Nix code lives in these folders: parsing it with the recipes saves Nix a start
     per import depth; files elsewhere are read when something references them."""

@@ -16,7 +16,8 @@ Cost: the files are written once to a temporary folder and parsed by one `nix-in
 per `_CHUNK` files (it prints one line per file); results are cached by (path, content), so a
 second commit costs only the files that differ, and `read_many` parses those of several
 commits in the same call. A file Nix refuses to parse is read raw, and its error is kept for
-the caller to report.
+the caller to report. A caller that knows early what it will read starts Nix on it then
+(`begin`: the workflow's matrix, before its catalog loads), and reads the answer later.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ import contextlib
 import hashlib
 import os
 import posixpath
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_tools.base import nixparse, proc
+from ci_tools.base.errors import InputError
 from ci_tools.plan.nixcanon import canonical_line
 
 NIX_PARSER = nixparse.PARSER
@@ -60,6 +63,7 @@ class NixReader:
         found = proc.which(NIX_PARSER) is not None
         self.use_nix = found if use_nix is None else (use_nix and found)
         self._cache: dict[tuple[str, bytes], NixFile] = {}
+        self._pending: _Pending | None = None
         self.parser_calls = 0
 
     @property
@@ -70,10 +74,29 @@ class NixReader:
         """`files`: repository path -> content. Paths are relative to the repository root."""
         return self.read_many([files])[0]
 
+    def begin(self, files: Mapping[str, bytes]) -> None:
+        """Start Nix on `files` now, for a `read_many` later: Nix parses while this process
+        does other work (a plan loads its catalog). What it finds is kept as `read_many`
+        would keep it; a file this start does not cover is read then, as always. One start
+        at a time, of one chunk of files."""
+        todo = sorted(v for v in dict.fromkeys(files.items()) if v not in self._cache)
+        if not self.use_nix or not todo or len(todo) > _CHUNK or self._pending is not None:
+            return
+        with contextlib.suppress(OSError):  # no room to write them: read when asked
+            folder, batch = _lay_out(todo)
+            try:
+                started = nixparse.start(batch.names(), cwd=batch.top, timeout=_TIMEOUT)
+            except InputError:  # not startable after all: the read will say why
+                folder.cleanup()
+                return
+            self.parser_calls += 1
+            self._pending = _Pending(folder=folder, batch=batch, started=started)
+
     def read_many(self, trees: Sequence[Mapping[str, bytes]]) -> list[dict[str, NixFile]]:
         """`read` for the files of several trees (commits) at once: what none of them had
         read before is parsed together, so two commits cost one start of Nix, not two (a
         start costs more than parsing 200 recipes)."""
+        self._take_pending()
         todo = list(
             dict.fromkeys(
                 version
@@ -88,50 +111,43 @@ class NixReader:
                 self._cache[version] = fresh.get(version) or _raw(*version, None)
         return [{path: self._cache[path, data] for path, data in files.items()} for files in trees]
 
+    def _take_pending(self) -> None:
+        """What the parse `begin` started found, into the cache."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        batch = pending.batch
+        with pending.folder:
+            result = pending.started.result()
+            first = _answer(nixparse.answer(result, cwd=batch.top, timeout=_TIMEOUT))
+            found = self._parse_chunk(batch, first)
+        for version in batch.versions:
+            self._cache[version] = found.get(version) or _raw(*version, None)
+
     def _parse_all(self, todo: list[Version]) -> dict[Version, NixFile]:
         """The files written to a temporary folder, in memory where Linux has one (writing
-        237 recipes to a busy disk's /tmp took 150 ms, to /dev/shm 12 ms), and parsed."""
-        if _MEMORY.is_dir() and os.access(_MEMORY, os.W_OK):
-            with contextlib.suppress(OSError):  # full (a container's 64 MB): the disk then
-                return self._parse_in(_MEMORY, todo)
-        return self._parse_in(None, todo)
-
-    def _parse_in(self, where: Path | None, todo: list[Version]) -> dict[Version, NixFile]:
-        """Each version of a path in a folder of its own (`r0-TAG/PATH`, `r1-TAG/PATH`: a
-        file's path literals resolve against its own tree), all parsed together."""
-        import secrets
-        import tempfile  # only when there is something to parse
-
-        # Unguessable folder names: a literal that leaves the repository and comes back
-        # through a guessed one (`../../r0/x.nix`) would be read as a file of the repository.
-        tag = secrets.token_hex(8)
-        layers: dict[str, int] = {}
-        placed: dict[Version, str] = {}
-        for path, data in todo:
-            layers[path] = layers.get(path, -1) + 1
-            placed[path, data] = f"r{layers[path]}-{tag}"
+        237 recipes to a busy disk's /tmp took 150 ms, to /dev/shm 12 ms), and parsed in
+        chunks of `_CHUNK`."""
+        folder, whole = _lay_out(todo)
         out: dict[Version, NixFile] = {}
-        with tempfile.TemporaryDirectory(prefix="ci-tools-nix-", dir=where) as tmp:
-            top = Path(tmp).resolve()
-            for folder in sorted({posixpath.dirname(f"{placed[v]}/{v[0]}") for v in todo}):
-                (top / folder).mkdir(parents=True, exist_ok=True)  # once a folder, not a file
-            for (path, data), layer in placed.items():
-                (top / layer / path).write_bytes(data)
-            ordered = sorted(todo, key=lambda v: (placed[v], v[0]))
-            for start in range(0, len(ordered), _CHUNK):
-                batch = _Batch(top, placed, ordered[start : start + _CHUNK])
-                out.update(self._parse_chunk(batch))
+        with folder:
+            for at in range(0, len(whole.versions), _CHUNK):
+                out.update(self._parse_chunk(whole.part(whole.versions[at : at + _CHUNK])))
         return out
 
-    def _parse_chunk(self, batch: _Batch) -> dict[Version, NixFile]:
-        """Parse `batch` in one call. Nix stops at the first file it refuses, having printed
-        the lines of those before it, and names that file in its error: those are kept, the
-        refused one read raw, and the rest parsed in the next call, so each refused file
-        costs one call more. A failure that names no file is split in halves instead."""
+    def _parse_chunk(
+        self, batch: _Batch, first: tuple[list[str], str | None] | None = None
+    ) -> dict[Version, NixFile]:
+        """Parse `batch` in one call (`first`: its answer, where it was asked already). Nix
+        stops at the first file it refuses, having printed the lines of those before it,
+        and names that file in its error: those are kept, the refused one read raw, and the
+        rest parsed in the next call, so each refused file costs one call more. A failure
+        that names no file is split in halves instead."""
         out: dict[Version, NixFile] = {}
         rest = batch.versions
         while rest:
-            lines, error = self._parse(batch.top, [batch.name(v) for v in rest])
+            lines, error = first if first is not None else self._parse(batch, rest)
+            first = None
             if error is None:
                 out.update({v: batch.parsed(v, line) for v, line in zip(rest, lines, strict=True)})
                 return out
@@ -152,19 +168,72 @@ class NixReader:
             rest = rest[done + 1 :]
         return out
 
-    def _parse(self, root: Path, paths: list[str]) -> tuple[list[str], str | None]:
+    def _parse(self, batch: _Batch, versions: list[Version]) -> tuple[list[str], str | None]:
         """The lines Nix printed, one a file from the first; and its error, None when it
         parsed them all."""
         self.parser_calls += 1
-        result = nixparse.run(paths, cwd=root, timeout=_TIMEOUT)
-        lines = result.stdout.splitlines()
-        if result.truncated:  # a cut answer would misalign files and lines
-            return [], result.stderr or "nix-instantiate --parse: its answer was cut"
-        if not result.ok:
-            return lines, result.stderr
-        if len(lines) != len(paths):
-            return [], f"nix-instantiate --parse printed {len(lines)} lines for {len(paths)} files"
-        return lines, None
+        paths = [batch.name(v) for v in versions]
+        return _answer(nixparse.run(paths, cwd=batch.top, timeout=_TIMEOUT))
+
+
+def _answer(result: proc.CommandResult) -> tuple[list[str], str | None]:
+    """A parse's lines, and its error (None when it parsed every file it was given)."""
+    lines = result.stdout.splitlines()
+    asked = len(result.argv) - result.argv.index("--") - 1
+    if result.truncated:  # a cut answer would misalign files and lines
+        return [], result.stderr or "nix-instantiate --parse: its answer was cut"
+    if not result.ok:
+        return lines, result.stderr
+    if len(lines) != asked:
+        return [], f"nix-instantiate --parse printed {len(lines)} lines for {asked} files"
+    return lines, None
+
+
+def _lay_out(todo: list[Version]) -> tuple[tempfile.TemporaryDirectory[str], _Batch]:
+    """`todo` written to a new temporary folder, in memory where Linux has one (a
+    container's /dev/shm may be full: the disk then), each version of a path in a folder of
+    its own (`r0-TAG/PATH`, `r1-TAG/PATH`: a file's path literals resolve against its own
+    tree); the folder (to be removed) and the files as one batch, in the order parsed."""
+    if _MEMORY.is_dir() and os.access(_MEMORY, os.W_OK):
+        with contextlib.suppress(OSError):
+            return _written(_MEMORY, todo)
+    return _written(None, todo)
+
+
+def _written(
+    where: Path | None, todo: list[Version]
+) -> tuple[tempfile.TemporaryDirectory[str], _Batch]:
+    import secrets
+
+    # Unguessable folder names: a literal that leaves the repository and comes back
+    # through a guessed one (`../../r0/x.nix`) would be read as a file of the repository.
+    tag = secrets.token_hex(8)
+    layers: dict[str, int] = {}
+    placed: dict[Version, str] = {}
+    for path, data in todo:
+        layers[path] = layers.get(path, -1) + 1
+        placed[path, data] = f"r{layers[path]}-{tag}"
+    folder = tempfile.TemporaryDirectory(prefix="ci-tools-nix-", dir=where)
+    try:
+        top = Path(folder.name).resolve()
+        for name in sorted({posixpath.dirname(f"{placed[v]}/{v[0]}") for v in todo}):
+            (top / name).mkdir(parents=True, exist_ok=True)  # once a folder, not a file
+        for (path, data), layer in placed.items():
+            (top / layer / path).write_bytes(data)
+    except BaseException:
+        folder.cleanup()
+        raise
+    ordered = sorted(todo, key=lambda v: (placed[v], v[0]))
+    return folder, _Batch(top, placed, ordered)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Pending:
+    """A parse `NixReader.begin` started: its files' folder, and Nix at work on them."""
+
+    folder: tempfile.TemporaryDirectory[str]
+    batch: _Batch
+    started: proc.Running
 
 
 @dataclass(frozen=True)
@@ -177,6 +246,9 @@ class _Batch:
 
     def name(self, version: Version) -> str:
         return f"{self.placed[version]}/{version[0]}"
+
+    def names(self) -> list[str]:
+        return [self.name(v) for v in self.versions]
 
     def part(self, versions: list[Version]) -> _Batch:
         return _Batch(self.top, self.placed, versions)

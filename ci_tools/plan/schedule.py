@@ -59,10 +59,12 @@ def schedule_stacks(
     head_facts: Mapping[str, Hashable],
     facts_at: FactsAt,
     env: Mapping[str, str],
+    reader: NixReader | None = None,
 ) -> Scheduled:
     """Fingerprint `stacks` (entry name -> member variants) at HEAD, warn about what the
-    fingerprints found wrong (references to nothing, files Nix cannot parse), and schedule."""
-    fingerprinter = Fingerprinter(reader_for(schedule.kind))
+    fingerprints found wrong (references to nothing, files Nix cannot parse), and schedule;
+    `reader`: one of `schedule.kind` made already (with a parse started), else a new one."""
+    fingerprinter = Fingerprinter(reader if reader is not None else reader_for(schedule.kind))
     facts_at = _asked_once(facts_at)  # `--since` alone may ask, then its fallback again
     base = _base(schedule, checkout, env)
     if isinstance(base, Base) and not schedule.until_green:

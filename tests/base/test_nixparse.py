@@ -16,6 +16,7 @@ import pytest
 from ci_tools.base import nixparse, proc
 from ci_tools.catalog import overlays
 from ci_tools.plan.nixinputs import NixReader
+from tests.nixwrap import nix_wrapper
 
 NIX = shutil.which("nix-instantiate")
 pytestmark = pytest.mark.skipif(NIX is None, reason="nix-instantiate (Debian nix-bin) not found")
@@ -76,20 +77,8 @@ def test_a_nix_without_the_dummy_store(tmp_path: Path, monkeypatch: pytest.Monke
     """A Nix that has no such store says so (Nix 2.8's words for an unknown store, as
     `nix-instantiate --store bogus:// --parse` prints them): the parse is asked again
     without it, and no later call asks for it."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    log = tmp_path / "calls.log"
-    wrapper = folder / "nix-instantiate"
-    wrapper.write_text(
-        "#!/bin/sh\n"
-        f'echo "$*" >> {log}\n'
-        'case " $* " in *" dummy:// "*)\n'
-        "  echo \"error: don't know how to open Nix store 'dummy://'\" >&2; exit 1;;\n"
-        "esac\n"
-        f'exec {NIX} "$@"\n',
-        encoding="utf-8",
-    )
-    wrapper.chmod(0o755)
+    folder, log = tmp_path / "bin", tmp_path / "calls.log"
+    nix_wrapper(folder, log, refuse_dummy_store=True)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin:/bin")
     monkeypatch.setitem(nixparse._store, "dummy", True)
     (tmp_path / "a.nix").write_bytes(RECIPE)

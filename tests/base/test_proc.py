@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
@@ -116,3 +117,26 @@ def test_run_bytes_redacts_stderr_and_keeps_stdout_as_data(
     result = proc.run_bytes([sys.executable, "-c", QUOTES_IT])
     assert SECRET not in result.stderr
     assert SECRET.encode() in result.stdout  # bytes to hash, never printed
+
+
+def test_a_started_child_answers_as_run_would() -> None:
+    code = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"
+    started = proc.start([sys.executable, "-c", code])
+    result = started.result()
+    ran = proc.run([sys.executable, "-c", code])
+    assert (result.returncode, result.stdout, result.stderr) == (3, "out\n", "err\n")
+    assert (ran.returncode, ran.stdout, ran.stderr) == (3, "out\n", "err\n")
+
+
+def test_a_started_childs_timeout_counts_from_its_start() -> None:
+    started = proc.start([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+    time.sleep(1)  # the work done meanwhile
+    before = time.monotonic()
+    result = started.result()
+    assert result.timed_out and not result.ok
+    assert time.monotonic() - before < 5  # not another 0.5 s wait, nor the child's 30 s
+
+
+def test_a_started_tool_that_is_missing_is_bad_input() -> None:
+    with pytest.raises(proc.ToolMissingError):
+        proc.start(["ci-tools-no-such-tool"])

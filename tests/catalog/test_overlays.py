@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ci_tools.catalog import overlays
+from tests.nixwrap import nix_wrapper
 
 NIX = shutil.which("nix-instantiate")
 pytestmark = pytest.mark.skipif(NIX is None, reason="nix-instantiate (Debian nix-bin) not found")
@@ -17,14 +18,9 @@ pytestmark = pytest.mark.skipif(NIX is None, reason="nix-instantiate (Debian nix
 @pytest.fixture
 def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The real nix-instantiate behind a wrapper on PATH that logs each call's arguments."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    log = tmp_path / "calls.log"
-    wrapper = folder / "nix-instantiate"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {NIX} "$@"\n', encoding="utf-8")
-    wrapper.chmod(0o755)
+    folder, log = tmp_path / "bin", tmp_path / "calls.log"
+    nix_wrapper(folder, log)
     monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
-    log.write_text("", encoding="utf-8")
     return log
 
 

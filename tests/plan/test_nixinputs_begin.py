@@ -1,0 +1,129 @@
+"""A parse started early (`NixReader.begin`): it reads as the one `read_many` would have
+started, with the real `nix-instantiate`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci_tools.base import nixparse
+from ci_tools.plan.nixinputs import NixReader
+from tests.conftest import REPO_ROOT
+from tests.nixwrap import nix_wrapper
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("nix-instantiate") is None, reason="nix-instantiate is not installed"
+)
+
+FILES = {
+    ".flox/pkgs/a.nix": b"{ pkgs }: pkgs.callPackage ../../nix/b.nix { }\n",
+    ".flox/pkgs/c.nix": b"# a comment\n{ x }: x ./d.nix\n",
+    "nix/b.nix": b'{ stdenv }: stdenv.mkDerivation { name = "b"; src = ./src; }\n',
+}
+REFUSED = ".flox/pkgs/broken.nix"
+
+
+def test_an_early_parse_reads_as_a_late_one() -> None:
+    early = NixReader()
+    early.begin(FILES)
+    assert early.parser_calls == 1  # started by `begin`, not by the read
+    assert early.read_many([FILES]) == NixReader().read_many([FILES])
+    assert early.parser_calls == 1
+
+
+def test_a_refused_file_in_an_early_parse() -> None:
+    """Nix stops at it: the files after it are parsed in one call more, as ever."""
+    files = {**FILES, REFUSED: b"{ x = ; }\n", ".flox/pkgs/z.nix": b"{ }: 1\n"}
+    early = NixReader()
+    early.begin(files)
+    assert early.parser_calls == 1
+    read = early.read(files)
+    assert read == NixReader().read(files)
+    assert [p for p, f in read.items() if not f.parsed] == [REFUSED]
+    assert read[REFUSED].error is not None and "syntax error" in read[REFUSED].error
+    assert early.parser_calls == 2
+
+
+def test_what_the_early_parse_did_not_cover_is_read_when_asked() -> None:
+    early = NixReader()
+    early.begin({p: FILES[p] for p in list(FILES)[:2]})
+    assert early.parser_calls == 1
+    assert early.read(FILES) == NixReader().read(FILES)
+    assert early.parser_calls == 2  # the early one, and one for nix/b.nix
+    assert early.read(FILES) == NixReader().read(FILES)
+    assert early.parser_calls == 2  # all of it kept
+
+
+def test_a_nix_without_the_dummy_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An early parse that Nix refuses for want of the dummy store is asked again without
+    it (Nix 2.8's words for a store it does not know)."""
+    folder = tmp_path / "bin"
+    nix_wrapper(folder, tmp_path / "calls.log", refuse_dummy_store=True)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin:/bin")
+    monkeypatch.setitem(nixparse._store, "dummy", True)
+    early = NixReader()
+    early.begin(FILES)
+    read = early.read(FILES)
+    assert all(f.parsed for f in read.values())
+    assert read == NixReader().read(FILES)
+
+
+def test_without_nix_nothing_starts() -> None:
+    raw = NixReader(use_nix=False)
+    raw.begin(FILES)
+    assert raw.parser_calls == 0
+    assert not any(f.parsed for f in raw.read(FILES).values())
+
+
+PROBE = """
+import json, sys
+from ci_tools.plan.nixinputs import NixReader
+reader = NixReader()
+reader.begin({"a.nix": b"{ }: 1\\n"})
+print(json.dumps({"folder": reader._pending.folder.name}))
+"""
+
+
+def test_an_early_parse_never_asked_for_leaves_no_files() -> None:
+    """A plan that stops before its fingerprints (a catalog that does not load) exits with
+    Nix's files removed."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    folder = Path(json.loads(done.stdout)["folder"])
+    assert folder.name.startswith("ci-tools-nix-")
+    assert not folder.exists()
+
+
+def test_the_workflows_matrix_parses_its_fingerprints_while_the_catalog_loads(
+    tmp_path: Path,
+) -> None:
+    """`matrix --github-output` (every stack fingerprinted): Nix starts on HEAD's recipes
+    before the catalog's overlays are parsed, and that is the fingerprints' only parse."""
+    folder, log = tmp_path / "bin", tmp_path / "calls.log"
+    nix_wrapper(folder, log)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
+        "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(REPO_ROOT),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+    }
+    argv = [sys.executable, "-m", "ci_tools", "matrix", "--branch", "main", "--github-output"]
+    done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert len(calls) == 2, calls
+    fingerprints, overlays = calls  # in the order they started
+    assert "r0-" in fingerprints and "/.flox/pkgs/" in fingerprints
+    assert "r0-" not in overlays and "/nix/overlays/" in overlays
