@@ -74,12 +74,13 @@ class NixReader:
         """`files`: repository path -> content. Paths are relative to the repository root."""
         return self.read_many([files])[0]
 
-    def begin(self, files: Mapping[str, bytes]) -> None:
-        """Start Nix on `files` now, for a `read_many` later: Nix parses while this process
-        does other work (a plan loads its catalog). What it finds is kept as `read_many`
-        would keep it; a file this start does not cover is read then, as always. One start
-        at a time, of one chunk of files."""
-        todo = sorted(v for v in dict.fromkeys(files.items()) if v not in self._cache)
+    def begin(self, trees: Sequence[Mapping[str, bytes]]) -> None:
+        """Start Nix on the files of `trees` now, for a `read_many` later: Nix parses while
+        this process does other work (a plan loads its catalog). What it finds is kept as
+        `read_many` would keep it; a file this start does not cover is read then, as always.
+        One start at a time, of one chunk of files."""
+        versions = (v for files in trees for v in files.items())
+        todo = sorted(v for v in dict.fromkeys(versions) if v not in self._cache)
         if not self.use_nix or not todo or len(todo) > _CHUNK or self._pending is not None:
             return
         with contextlib.suppress(OSError):  # no room to write them: read when asked

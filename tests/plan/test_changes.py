@@ -380,7 +380,7 @@ def test_both_commits_cost_one_start_of_nix(
     parses: list[list[str]] = []
     reads: list[list[str]] = []
     shows: list[list[str]] = []
-    real_run, real_run_bytes = proc.run, proc.run_bytes
+    real_run, real_run_bytes, real_start = proc.run, proc.run_bytes, proc.start
 
     def counting(argv: list[str], **kwargs: object) -> proc.CommandResult:
         if argv[0] == "nix-instantiate" and "--parse" in argv:
@@ -392,8 +392,13 @@ def test_both_commits_cost_one_start_of_nix(
         reads.append(argv)
         return real_run_bytes(argv, **kwargs)  # type: ignore[arg-type]
 
+    def counting_start(argv: list[str], **kwargs: object) -> proc.Running:
+        parses.append(argv[argv.index("--") + 1 :])  # only Nix's parse is started early
+        return real_start(argv, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(proc, "run", counting)
     monkeypatch.setattr(proc, "run_bytes", counting_bytes)
+    monkeypatch.setattr(proc, "start", counting_start)
     monkeypatch.chdir(repo)
     assert cli.main(["matrix", "--group", "none", "--since", "HEAD~1"]) == 0
     got = {p for e in json.loads(capsys.readouterr().out)["include"] for p in e["packages"]}

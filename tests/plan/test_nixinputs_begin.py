@@ -31,7 +31,7 @@ REFUSED = ".flox/pkgs/broken.nix"
 
 def test_an_early_parse_reads_as_a_late_one() -> None:
     early = NixReader()
-    early.begin(FILES)
+    early.begin([FILES])
     assert early.parser_calls == 1  # started by `begin`, not by the read
     assert early.read_many([FILES]) == NixReader().read_many([FILES])
     assert early.parser_calls == 1
@@ -41,7 +41,7 @@ def test_a_refused_file_in_an_early_parse() -> None:
     """Nix stops at it: the files after it are parsed in one call more, as ever."""
     files = {**FILES, REFUSED: b"{ x = ; }\n", ".flox/pkgs/z.nix": b"{ }: 1\n"}
     early = NixReader()
-    early.begin(files)
+    early.begin([files])
     assert early.parser_calls == 1
     read = early.read(files)
     assert read == NixReader().read(files)
@@ -52,7 +52,7 @@ def test_a_refused_file_in_an_early_parse() -> None:
 
 def test_what_the_early_parse_did_not_cover_is_read_when_asked() -> None:
     early = NixReader()
-    early.begin({p: FILES[p] for p in list(FILES)[:2]})
+    early.begin([{p: FILES[p] for p in list(FILES)[:2]}])
     assert early.parser_calls == 1
     assert early.read(FILES) == NixReader().read(FILES)
     assert early.parser_calls == 2  # the early one, and one for nix/b.nix
@@ -68,7 +68,7 @@ def test_a_nix_without_the_dummy_store(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin:/bin")
     monkeypatch.setitem(nixparse._store, "dummy", True)
     early = NixReader()
-    early.begin(FILES)
+    early.begin([FILES])
     read = early.read(FILES)
     assert all(f.parsed for f in read.values())
     assert read == NixReader().read(FILES)
@@ -76,7 +76,7 @@ def test_a_nix_without_the_dummy_store(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_without_nix_nothing_starts() -> None:
     raw = NixReader(use_nix=False)
-    raw.begin(FILES)
+    raw.begin([FILES])
     assert raw.parser_calls == 0
     assert not any(f.parsed for f in raw.read(FILES).values())
 
@@ -85,7 +85,7 @@ PROBE = """
 import json, sys
 from ci_tools.plan.nixinputs import NixReader
 reader = NixReader()
-reader.begin({"a.nix": b"{ }: 1\\n"})
+reader.begin([{"a.nix": b"{ }: 1\\n"}])
 print(json.dumps({"folder": reader._pending.folder.name}))
 """
 
