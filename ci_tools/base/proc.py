@@ -255,6 +255,10 @@ class Running:
         """What `run` would have returned (the timeout counts from the start)."""
         return _as_result(self.argv, None, _finish(self))
 
+    def stop(self) -> None:
+        """Kill the child and reap it, its answer unread."""
+        _stop(self.process)
+
 
 def start(
     argv: Sequence[str],

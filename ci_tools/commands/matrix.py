@@ -181,21 +181,25 @@ def run(args: argparse.Namespace) -> int:
         from ci_tools.commands import _matrix_workflow
 
         reader = _matrix_workflow.read_ahead(args, checkout)
-    variants = _planning.variants(args, env, checkout)
-    inventory = _planning.inventory(args.runners, cwd, variants.sms, variants.cpu_flags)
-    planned = matrix.plan(
-        variants.targets,
-        _selection(args, variants),
-        inventory,
-        branch=variants.branch,
-        group=Group(args.group),
-    )
-    if workflow:
-        entries, why_empty, kind = _matrix_workflow.scheduled(
-            args, planned, variants, checkout, env, reader
+    try:
+        variants = _planning.variants(args, env, checkout)
+        inventory = _planning.inventory(args.runners, cwd, variants.sms, variants.cpu_flags)
+        planned = matrix.plan(
+            variants.targets,
+            _selection(args, variants),
+            inventory,
+            branch=variants.branch,
+            group=Group(args.group),
         )
-    else:
-        entries, why_empty, kind = list(planned), "", None
+        if workflow:
+            entries, why_empty, kind = _matrix_workflow.scheduled(
+                args, planned, variants, checkout, env, reader
+            )
+        else:
+            entries, why_empty, kind = list(planned), "", None
+    finally:
+        if reader is not None:  # bad input, Ctrl-C, SIGTERM: Nix stopped, its files removed
+            reader.close()
     if not entries:
         from ci_tools.base import ghoutput
 

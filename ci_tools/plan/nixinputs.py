@@ -112,6 +112,13 @@ class NixReader:
                 self._cache[version] = fresh.get(version) or _raw(*version, None)
         return [{path: self._cache[path, data] for path, data in files.items()} for files in trees]
 
+    def close(self) -> None:
+        """Stop a parse `begin` started that nothing asked for, and remove its files."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.started.stop()
+            pending.folder.cleanup()
+
     def _take_pending(self) -> None:
         """What the parse `begin` started found, into the cache."""
         pending, self._pending = self._pending, None

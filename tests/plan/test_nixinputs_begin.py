@@ -127,3 +127,44 @@ def test_the_workflows_matrix_parses_its_fingerprints_while_the_catalog_loads(
     fingerprints, overlays = calls  # in the order they started
     assert "r0-" in fingerprints and "/.flox/pkgs/" in fingerprints
     assert "r0-" not in overlays and "/nix/overlays/" in overlays
+
+
+def test_a_closed_reader_stops_its_parse_and_removes_its_files() -> None:
+    reader = NixReader()
+    reader.begin([FILES])
+    pending = reader._pending
+    assert pending is not None
+    reader.close()
+    assert pending.started.process.returncode is not None  # reaped, not left running
+    assert not Path(pending.folder.name).exists()
+    assert reader.read(FILES) == NixReader().read(FILES)  # read when asked, as always
+
+
+def test_a_plan_that_fails_before_its_fingerprints_leaves_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A catalog that does not load (exit 2) after Nix started on HEAD's recipes."""
+    from ci_tools import cli
+    from ci_tools.plan import nixinputs
+
+    memory = tmp_path / "shm"
+    memory.mkdir()
+    monkeypatch.setattr(nixinputs, "_MEMORY", memory)
+    laid: list[str] = []
+    real_lay_out = nixinputs._lay_out
+
+    def recording(todo: list[tuple[str, bytes]]) -> object:
+        folder, batch = real_lay_out(todo)
+        laid.append(folder.name)
+        return folder, batch
+
+    monkeypatch.setattr(nixinputs, "_lay_out", recording)
+    broken = tmp_path / "catalog.yaml"
+    broken.write_text("branches: [\n", encoding="utf-8")
+    monkeypatch.chdir(REPO_ROOT)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output"))
+    argv = ["matrix", "--catalog", str(broken), "--branch", "main", "--github-output"]
+    assert cli.main(argv) == 2
+    assert "catalog.yaml" in capsys.readouterr().err
+    assert len(laid) == 1 and laid[0].startswith(str(memory))  # Nix was started early
+    assert list(memory.iterdir()) == []
