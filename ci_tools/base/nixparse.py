@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 PARSER = "nix-instantiate"
 NO_STORE = ("--store", "dummy://")
 # Nix's answer when it has no such store: "don't know how to open Nix store 'dummy://'"
-# (Nix 2.8), "... with scheme 'dummy'" (later wordings).
+# (Nix 2.8), "... with scheme 'dummy'" (later wordings). Read from its first error line only:
+# under a syntax error's message Nix 2.8 echoes the refused line of the file, whose text
+# may hold these words.
 _NO_SUCH_STORE = re.compile(r"open Nix store\b.*\bdummy\b")
 
 # Whether this process's Nix opens `NO_STORE`; False once it said it cannot.
@@ -46,7 +48,8 @@ def background_argv(paths: Sequence[str]) -> list[str]:
 
 
 def refused_store(stderr: str) -> bool:
-    return _NO_SUCH_STORE.search(stderr) is not None
+    first = next((line for line in stderr.splitlines() if line.startswith("error:")), "")
+    return _NO_SUCH_STORE.search(first) is not None
 
 
 def run(paths: Sequence[str], *, cwd: Path | None = None, timeout: float) -> CommandResult:

@@ -100,3 +100,18 @@ def test_a_nix_without_the_dummy_store(tmp_path: Path, monkeypatch: pytest.Monke
 )
 def test_which_errors_say_the_store_is_missing(stderr: str, refused: bool) -> None:
     assert nixparse.refused_store(stderr) is refused
+
+
+def test_a_file_that_quotes_the_missing_stores_words_is_no_missing_store(
+    tmp_path: Path, closed_store: None
+) -> None:
+    """Nix 2.8 echoes the line of a syntax error under its message: a file whose refused
+    line holds "open Nix store" and "dummy" must not read as a Nix without the dummy store
+    (it turned the dummy store off for the process: every later parse then failed where the
+    store is closed, and every fingerprint read as raw bytes)."""
+    (tmp_path / "a.nix").write_text('{ x = "open Nix store dummy"; y = ; }\n', encoding="utf-8")
+    (tmp_path / "b.nix").write_bytes(RECIPE)
+    refused = nixparse.run(["a.nix"], cwd=tmp_path, timeout=60)
+    assert not refused.ok and "syntax error" in refused.stderr
+    assert nixparse._store["dummy"]
+    assert nixparse.run(["b.nix"], cwd=tmp_path, timeout=60).ok
