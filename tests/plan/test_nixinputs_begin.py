@@ -124,9 +124,35 @@ def test_the_workflows_matrix_parses_its_fingerprints_while_the_catalog_loads(
     assert done.returncode == 0, done.stderr
     calls = log.read_text(encoding="utf-8").splitlines()
     assert len(calls) == 2, calls
-    fingerprints, overlays = calls  # in the order they started
-    assert "r0-" in fingerprints and "/.flox/pkgs/" in fingerprints
-    assert "r0-" not in overlays and "/nix/overlays/" in overlays
+    fingerprints = [c for c in calls if "r0-" in c]
+    assert len(fingerprints) == 1 and "/.flox/pkgs/" in fingerprints[0]
+
+
+def test_the_fingerprints_parse_starts_before_the_catalog_loads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ci_tools import cli
+    from ci_tools.base import proc
+    from ci_tools.commands import _planning
+
+    events: list[str] = []
+    real_start, real_variants = proc.start, _planning.variants
+
+    def recording_start(argv: list[str], **kwargs: object) -> proc.Running:
+        events.append(f"start {argv[0]}")
+        return real_start(argv, **kwargs)  # type: ignore[arg-type]
+
+    def recording_variants(*args: object, **kwargs: object) -> object:
+        events.append("catalog")
+        return real_variants(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(proc, "start", recording_start)
+    monkeypatch.setattr(_planning, "variants", recording_variants)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output"))
+    monkeypatch.chdir(REPO_ROOT)
+    assert cli.main(["matrix", "--branch", "main", "--github-output"]) == 0
+    capsys.readouterr()
+    assert events == ["start nix-instantiate", "catalog"]
 
 
 def test_a_closed_reader_stops_its_parse_and_removes_its_files() -> None:
@@ -168,3 +194,49 @@ def test_a_plan_that_fails_before_its_fingerprints_leaves_no_files(
     assert "catalog.yaml" in capsys.readouterr().err
     assert len(laid) == 1 and laid[0].startswith(str(memory))  # Nix was started early
     assert list(memory.iterdir()) == []
+
+
+def test_an_interrupt_before_the_fingerprints_stops_the_early_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C or SIGTERM (cli turns it into an exception) while the catalog loads: the Nix
+    started early is stopped and its files removed, as `proc` stops every child it runs."""
+    from ci_tools import cli
+    from ci_tools.base import proc
+    from ci_tools.commands import _planning
+    from ci_tools.plan import nixinputs
+
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    slow = folder / "nix-instantiate"  # the early parse (its files in r0-TAG folders) hangs
+    real = shutil.which("nix-instantiate")
+    slow.write_text(
+        f'#!/bin/sh\ncase "$*" in *r0-*) exec sleep 60;; esac\nexec {real} "$@"\n',
+        encoding="utf-8",
+    )
+    slow.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    started: list[proc.Running] = []
+    laid: list[str] = []
+    real_start, real_lay_out = proc.start, nixinputs._lay_out
+
+    def recording_start(argv: list[str], **kwargs: object) -> proc.Running:
+        started.append(real_start(argv, **kwargs))  # type: ignore[arg-type]
+        return started[-1]
+
+    def recording_lay_out(todo: list[nixinputs.Version]) -> object:
+        made = real_lay_out(todo)
+        laid.append(made[0].name)
+        return made
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(proc, "start", recording_start)
+    monkeypatch.setattr(nixinputs, "_lay_out", recording_lay_out)
+    monkeypatch.setattr(_planning, "variants", interrupted)
+    monkeypatch.chdir(REPO_ROOT)
+    assert cli.main(["matrix", "--branch", "main", "--fingerprints"]) == 130
+    assert len(started) == 1 and len(laid) == 1
+    assert started[0].process.poll() is not None  # stopped, not left running
+    assert not Path(laid[0]).exists()
