@@ -115,3 +115,27 @@ def test_a_file_that_quotes_the_missing_stores_words_is_no_missing_store(
     assert not refused.ok and "syntax error" in refused.stderr
     assert nixparse._store["dummy"]
     assert nixparse.run(["b.nix"], cwd=tmp_path, timeout=60).ok
+
+
+def test_the_workflows_matrix_where_the_store_is_closed(tmp_path: Path) -> None:
+    """`ci-tools matrix --github-output` as the plan job runs it, where this user cannot
+    open Nix's store: before, exit 2 ("overlay ... does not parse: error: creating
+    directory ..."); now Nix's fingerprints, with no warning."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
+        "PYTHONPATH": str(REPO_ROOT),
+        "NIX_STATE_DIR": "/proc/ci-tools-no-such-state",
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+    }
+    argv = [sys.executable, "-m", "ci_tools", "matrix", "--branch", "main", "--github-output"]
+    done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
+    entries = json.loads(done.stdout)["include"]
+    assert entries and all(e["fingerprint"].startswith("nix-") for e in entries)
