@@ -139,3 +139,17 @@ def test_the_workflows_matrix_where_the_store_is_closed(tmp_path: Path) -> None:
     assert "warning" not in done.stderr
     entries = json.loads(done.stdout)["include"]
     assert entries and all(e["fingerprint"].startswith("nix-") for e in entries)
+
+
+def test_the_doubles_words_are_nixs_own(tmp_path: Path) -> None:
+    """The wrapper above refuses the dummy store in the words the real Nix uses for a store
+    it does not know, and those words are what `refused_store` recognises."""
+    from tests.nixwrap import NO_DUMMY_STORE
+
+    (tmp_path / "a.nix").write_bytes(RECIPE)
+    argv = [NIX or "nix-instantiate", "--store", "ci-tools-no-such-store://", "--parse", "a.nix"]
+    refused = proc.run(argv, cwd=tmp_path, timeout=60)
+    assert not refused.ok
+    first = next(line for line in refused.stderr.splitlines() if line.startswith("error:"))
+    assert first.replace("ci-tools-no-such-store", "dummy") == NO_DUMMY_STORE
+    assert nixparse.refused_store(NO_DUMMY_STORE)
